@@ -1,0 +1,326 @@
+"""The test side of the worker: a module-like `Submission` object.
+
+`submission.scaled_dot_product_attention(q, k, v)` sends the tensors to the worker, runs the
+student's function there and returns the result; `submission.MultiHeadAttention(16, 4)` returns a
+`RemoteObject` whose weights and forward live in the worker. Student code never runs in this
+process. A crashed or hung worker fails the call in progress and is restarted for the next one.
+"""
+
+import builtins
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import torch
+
+from grader import REPO, wire
+
+
+class SubmissionError(Exception):
+    """Base of every error that comes from the student's code or its process."""
+
+    status = "failed"
+
+
+class SubmissionImportError(SubmissionError):
+    status = "error"
+
+
+class SubmissionCrashed(SubmissionError):
+    status = "error"
+
+
+class SubmissionTimeout(SubmissionError):
+    status = "timeout"
+
+
+class MissingName(SubmissionError):
+    """The submission does not define a function or class the tests need."""
+
+
+class RaisedInSubmission(SubmissionError):
+    """Mixed into a local copy of the exception the student's code raised."""
+
+    remote = None
+
+    @property
+    def not_implemented(self):
+        return "NotImplementedError" in self.remote["bases"]
+
+
+_BUILTIN_EXCEPTIONS = {
+    name: value
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, Exception)
+}
+
+
+def _local_exception_class(name, builtin_bases, cache={}):
+    """An exception class here that mirrors a remote one: same name, same builtin bases."""
+    bases = tuple(_BUILTIN_EXCEPTIONS[base] for base in builtin_bases if base in _BUILTIN_EXCEPTIONS)
+    bases = tuple(base for base in bases if not any(issubclass(other, base) for other in bases if other is not base))
+    key = (name, bases)
+    if key not in cache:
+        cache[key] = type(name, (RaisedInSubmission, *bases), {"__module__": "submission"})
+    return cache[key]
+
+
+class Submission:
+    """Proxy for the student's `attention.py`, running in a worker process."""
+
+    def __init__(self, impl_file, call_timeout=None, import_timeout=60.0):
+        self.impl_file = str(Path(impl_file).resolve())
+        self.call_timeout = call_timeout or float(os.environ.get("GRADER_CALL_TIMEOUT", "5"))
+        self.import_timeout = import_timeout
+        self.process = None
+        self.conn = None
+        self.generation = 0
+        self.info = None
+        self.timed_out = set()
+        self.last_stats = None
+        self.last_args_after = None
+        self.log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
+        self.exception_classes = {}
+
+    # -- process ------------------------------------------------------------------------------
+
+    def start(self):
+        """Spawn the worker; returns at once (the import runs while the caller goes on)."""
+        parent_sock, child_sock = socket.socketpair()
+        env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1")
+        env.pop("GRADER_REPORT_FD", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "grader.worker", str(child_sock.fileno()), self.impl_file],
+            pass_fds=[child_sock.fileno()],
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=self.log,
+            cwd=os.path.dirname(self.impl_file),
+            env=env,
+        )
+        child_sock.close()
+        self.conn = Connection(parent_sock.detach())
+        self.generation += 1
+        self.info = None
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        if self.conn is not None:
+            self.conn.close()
+        self.process = self.conn = None
+
+    def _ensure(self):
+        if self.process is None:
+            self.start()
+        if self.info is None:
+            self.info = self._request({"op": "hello"}, self.import_timeout, "importing attention.py")
+            if self.info["import_error"]:
+                self.info["import_error"]["phase"] = "import"
+            self.exception_classes = {
+                name: _local_exception_class(name, bases) for name, bases in self.info["exceptions"].items()
+            }
+
+    def log_tail(self, lines=15):
+        try:
+            text = Path(self.log.name).read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def _request(self, message, timeout, doing):
+        try:
+            self.conn.send_bytes(wire.encode(message))
+            ready = self.conn.poll(timeout)
+            if not ready:
+                self.stop()
+                raise SubmissionTimeout(
+                    f"{doing} did not finish within {timeout:g} s (an infinite loop, or far too slow); "
+                    "it was stopped"
+                )
+            reply = wire.decode(self.conn.recv_bytes(wire.MAX_FRAME))
+        except (EOFError, OSError, wire.ProtocolError) as error:
+            code = self.process.poll() if self.process else None
+            if code is None and self.process is not None:
+                time.sleep(0.2)
+                code = self.process.poll()
+            self.stop()
+            tail = self.log_tail()
+            raise SubmissionCrashed(
+                f"the process running your code died while {doing} "
+                f"(exit code {code}{'' if code is None or code >= 0 else ', killed by a signal'}: "
+                "a crash, sys.exit/os._exit, or running out of memory)"
+                + (f"\nlast output:\n{tail}" if tail else "")
+            ) from None
+        if not isinstance(reply, dict) or "ok" not in reply:
+            self.stop()
+            raise SubmissionCrashed(f"the worker sent a malformed reply while {doing}")
+        if not reply["ok"]:
+            raise self._rebuild(reply["error"], doing)
+        return reply
+
+    def _rebuild(self, remote, doing):
+        if remote.get("submission_classes"):
+            cls = self.exception_classes.get(remote["submission_classes"][0])
+        else:
+            cls = None
+        cls = cls or _local_exception_class(remote["type"], remote["bases"])
+        error = cls(remote["message"])
+        error.remote = dict(remote, doing=doing)
+        return error
+
+    def call(self, message, doing):
+        """Send one request; raise the student's error, a crash or a timeout as SubmissionError."""
+        self._ensure()
+        if self.info["import_error"]:
+            raise SubmissionImportError(describe_import_error(self.info["import_error"]))
+        timeout = self.call_timeout
+        if message.get("name") in self.timed_out:
+            timeout = min(timeout, 1.0)
+        try:
+            return self._request(message, timeout, doing)
+        except SubmissionTimeout:
+            self.timed_out.add(message.get("name"))
+            raise
+
+    # -- module-like access --------------------------------------------------------------------
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        self._ensure()
+        if self.info["import_error"]:
+            raise SubmissionImportError(describe_import_error(self.info["import_error"]))
+        if name in self.exception_classes:
+            return self.exception_classes[name]
+        if name in self.info["functions"] or name in self.info["classes"]:
+            return RemoteCallable(self, name)
+        raise MissingName(f"attention.py does not define `{name}` (was it renamed or deleted?)")
+
+    def has(self, name):
+        self._ensure()
+        return not self.info["import_error"] and (
+            name in self.info["functions"] or name in self.info["classes"] or name in self.exception_classes
+        )
+
+
+def describe_import_error(error):
+    if error["type"] == "SystemExit":
+        what = f"attention.py called sys.exit({error['message']}) while being imported"
+    else:
+        where = f" (line {error['line']}: {error['code'].strip()})" if error.get("line") else ""
+        what = f"importing attention.py failed with {error['type']}: {error['message']}{where}"
+    return what + "\nFix this first: no test can run until the file imports."
+
+
+def _export(value):
+    if isinstance(value, RemoteObject):
+        return wire.remote_ref(value._handle)
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_export(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _export(item) for key, item in value.items()}
+    return value
+
+
+def _import(submission, value):
+    if wire.is_remote_ref(value):
+        return RemoteObject(submission, value["__remote__"], value.get("type", "object"))
+    if isinstance(value, list):
+        return [_import(submission, item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_import(submission, item) for item in value)
+    if isinstance(value, dict):
+        return {key: _import(submission, item) for key, item in value.items()}
+    return value
+
+
+class _Remote:
+    """Shared call machinery of remote functions, classes and objects."""
+
+    def _message(self):
+        raise NotImplementedError
+
+    def _label(self):
+        raise NotImplementedError
+
+    def __call__(self, *args, **kwargs):
+        message = dict(self._message(), op="call", args=_export(args), kwargs=_export(kwargs))
+        reply = self._submission.call(message, f"running {self._label()}")
+        self._submission.last_stats = reply["stats"]
+        self._submission.last_args_after = reply["args_after"]
+        return _import(self._submission, reply["value"])
+
+    def grad(self, args, wrt, cotangents, **kwargs):
+        """Gradients of sum(output_i * cotangents[i]) with respect to args[i] for i in wrt."""
+        message = dict(
+            self._message(), op="grad", args=_export(tuple(args)), kwargs=_export(kwargs),
+            wrt=list(wrt), cotangents=_export(list(cotangents)),
+        )
+        reply = self._submission.call(message, f"running the backward pass of {self._label()}")
+        self._submission.last_stats = reply["stats"]
+        return reply["value"]
+
+
+class RemoteCallable(_Remote):
+    """A function or class of the submission, called in the worker."""
+
+    def __init__(self, submission, name):
+        self._submission = submission
+        self._name = name
+
+    def _message(self):
+        return {"handle": None, "name": self._name}
+
+    def _label(self):
+        return self._name
+
+    def __repr__(self):
+        return f"<submission.{self._name}>"
+
+
+class RemoteObject(_Remote):
+    """An object living in the worker (a module instance, for example)."""
+
+    def __init__(self, submission, handle, type_name, method=None):
+        self._submission = submission
+        self._handle = handle
+        self._type = type_name
+        self._method = method
+        self._generation = submission.generation
+
+    def _message(self):
+        if self._generation != self._submission.generation:
+            raise SubmissionCrashed(
+                f"this {self._type} object was lost when the process running your code was restarted"
+            )
+        return {"handle": self._handle, "name": self._method}
+
+    def _label(self):
+        return f"{self._type}.{self._method or 'forward'}"
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in ("forward", "train", "eval", "double", "float", "to", "half", "bfloat16",
+                    "parameters", "named_parameters", "state_dict", "zero_grad", "requires_grad_"):
+            return RemoteObject(self._submission, self._handle, self._type, method=name)
+        message = dict(self._message(), op="getattr", name=name)
+        reply = self._submission.call(message, f"reading {self._type}.{name}")
+        return _import(self._submission, reply["value"])
+
+    def load_params(self, params):
+        """Copy tensors into the object's parameters, by dotted name (e.g. "w_q.weight")."""
+        message = dict(self._message(), op="load_params", params=_export(params))
+        self._submission.call(message, f"setting the parameters of {self._type}")
+
+    def __repr__(self):
+        return f"<remote {self._type}>"

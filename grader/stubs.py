@@ -1,0 +1,76 @@
+"""Generate the student stubs from the reference: each `# BEGIN SOLUTION` ... `# END SOLUTION`
+block becomes `raise NotImplementedError(...)`; everything else (signatures, docstrings, TODO hints,
+given helpers) is kept as it is."""
+
+import re
+from pathlib import Path
+
+from grader import REPO
+
+BEGIN = "# BEGIN SOLUTION"
+END = "# END SOLUTION"
+SOLUTION_FILE = REPO / "solutions" / "attention.py"
+STUB_FILE = REPO / "assignment" / "attention.py"
+_DEF = re.compile(r"^\s*(?:def|class)\s+(\w+)")
+
+
+class MarkerError(ValueError):
+    """The solution markers are unbalanced or misplaced."""
+
+
+def _enclosing_name(lines, index):
+    for line in reversed(lines[:index]):
+        match = _DEF.match(line)
+        if match:
+            return match.group(1)
+    raise MarkerError(f"line {index + 1}: {BEGIN} outside any function")
+
+
+def solution_blocks(source):
+    """Yield (start, end, name) line indices of every solution block (markers included)."""
+    lines = source.splitlines()
+    start = None
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped == BEGIN:
+            if start is not None:
+                raise MarkerError(f"line {index + 1}: nested {BEGIN}")
+            start = index
+        elif stripped == END:
+            if start is None:
+                raise MarkerError(f"line {index + 1}: {END} without {BEGIN}")
+            yield start, index, _enclosing_name(lines, start)
+            start = None
+    if start is not None:
+        raise MarkerError(f"line {start + 1}: {BEGIN} without {END}")
+
+
+def make_stub(source):
+    """Return the student version of a solution source."""
+    lines = source.splitlines()
+    out = []
+    cursor = 0
+    for start, end, name in solution_blocks(source):
+        indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
+        out.extend(lines[cursor:start])
+        out.append(f'{indent}raise NotImplementedError("{name} is not implemented yet")')
+        cursor = end + 1
+    out.extend(lines[cursor:])
+    return "\n".join(out) + "\n"
+
+
+def solution_snippets(source):
+    """The code lines inside solution blocks (stripped, non-trivial): what must never ship."""
+    lines = source.splitlines()
+    for start, end, _ in solution_blocks(source):
+        for line in lines[start + 1 : end]:
+            code = line.strip()
+            if len(code) >= 12 and not code.startswith("#"):
+                yield code
+
+
+def write_stubs(solution=SOLUTION_FILE, stub=STUB_FILE):
+    stub = Path(stub)
+    stub.parent.mkdir(parents=True, exist_ok=True)
+    stub.write_text(make_stub(Path(solution).read_text()))
+    return stub

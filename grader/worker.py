@@ -1,0 +1,207 @@
+"""The worker: the only process that imports and runs student code.
+
+Started by grader.proxy as `python -m grader.worker FD IMPL_FILE`. It imports the submission, then
+answers requests on the socket FD: call a function or method, read an attribute, load parameters,
+or run a backward pass. Every call runs inside grader.guard.watch() and reports its stats.
+Whatever the student's code does here, the test process only ever sees decoded plain data.
+"""
+
+import importlib.util
+import os
+import resource
+import sys
+import traceback
+from multiprocessing.connection import Connection
+
+import torch
+
+from grader import guard, wire
+
+STUDENT_MODULE = "attention"
+
+
+class Worker:
+    def __init__(self, conn, impl_file):
+        self.conn = conn
+        self.impl_file = impl_file
+        self.module = None
+        self.import_error = None
+        self.handles = {}
+
+    # -- values crossing the wire -------------------------------------------------------------
+
+    def export(self, value):
+        if isinstance(value, torch.Tensor):
+            with torch._C.DisableTorchFunctionSubclass():
+                plain = value.detach().as_subclass(torch.Tensor)
+                return plain.clone(memory_format=torch.contiguous_format)
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, torch.Size):
+            return tuple(value)
+        if isinstance(value, (torch.dtype, torch.device)):
+            return str(value)
+        if isinstance(value, tuple):
+            return tuple(self.export(item) for item in value)
+        if isinstance(value, list):
+            return [self.export(item) for item in value]
+        if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+            return {key: self.export(item) for key, item in value.items()}
+        handle_id = len(self.handles) + 1
+        self.handles[handle_id] = value
+        return {"__remote__": handle_id, "type": type(value).__name__}
+
+    def resolve(self, value):
+        if wire.is_remote_ref(value):
+            return self.handles[value["__remote__"]]
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.resolve(item) for item in value)
+        if isinstance(value, dict):
+            return {key: self.resolve(item) for key, item in value.items()}
+        return value
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def target(self, request):
+        owner = self.module if request.get("handle") is None else self.handles[request["handle"]]
+        name = request.get("name")
+        return owner if name is None else getattr(owner, name)
+
+    def op_hello(self, request):
+        info = {"import_error": self.import_error, "functions": [], "classes": [], "exceptions": {}}
+        if self.module is None:
+            return info
+        for name, value in vars(self.module).items():
+            if name.startswith("__"):
+                continue
+            if isinstance(value, type) and issubclass(value, BaseException):
+                bases = [base.__name__ for base in value.__mro__ if base.__module__ == "builtins"]
+                info["exceptions"][name] = bases
+            elif isinstance(value, type):
+                info["classes"].append(name)
+            elif callable(value):
+                info["functions"].append(name)
+        return info
+
+    def op_getattr(self, request):
+        return {"value": self.export(self.target(request))}
+
+    def op_call(self, request):
+        func = self.target(request)
+        args = self.resolve(request.get("args", ()))
+        kwargs = self.resolve(request.get("kwargs", {}))
+        with guard.watch() as stats:
+            result = func(*args, **kwargs)
+        args_after = [self.export(a) if isinstance(a, torch.Tensor) else None for a in args]
+        return {"value": self.export(result), "stats": stats.as_dict(), "args_after": args_after}
+
+    def op_grad(self, request):
+        """Backward pass of sum(output_i * cotangent_i); returns d/d(args[i]) for requested i."""
+        func = self.target(request)
+        args = list(self.resolve(request["args"]))
+        kwargs = self.resolve(request.get("kwargs", {}))
+        wanted = request["wrt"]
+        for index in wanted:
+            args[index] = args[index].detach().clone().requires_grad_(True)
+        with guard.watch() as stats:
+            result = func(*args, **kwargs)
+            outputs = [result] if isinstance(result, torch.Tensor) else list(result)
+            loss = sum(
+                (output * cotangent).sum()
+                for output, cotangent in zip(outputs, request["cotangents"])
+                if cotangent is not None
+            )
+            grads = torch.autograd.grad(loss, [args[i] for i in wanted], allow_unused=True)
+        return {"value": self.export(list(grads)), "stats": stats.as_dict()}
+
+    def op_load_params(self, request):
+        module = self.target(request)
+        with torch.no_grad():
+            for name, tensor in request["params"].items():
+                parameter = module.get_parameter(name)
+                if parameter.shape != tensor.shape:
+                    raise ValueError(
+                        f"parameter {name} has shape {tuple(parameter.shape)}, expected {tuple(tensor.shape)}"
+                    )
+                parameter.copy_(tensor)
+        return {"value": None}
+
+    # -- loop ---------------------------------------------------------------------------------
+
+    def describe(self, error):
+        frames = traceback.extract_tb(error.__traceback__)
+        student = [frame for frame in frames if os.path.abspath(frame.filename) == self.impl_file]
+        where = student[-1] if student else None
+        return {
+            "type": type(error).__name__,
+            "bases": [base.__name__ for base in type(error).__mro__ if base.__module__ == "builtins"],
+            "submission_classes": [
+                name for name, value in self.exception_classes() if isinstance(error, value)
+            ],
+            "message": str(error)[:4000],
+            "line": where.lineno if where else None,
+            "code": (where.line or "") if where else "",
+            "traceback": "".join(traceback.format_exception(error))[-4000:],
+        }
+
+    def exception_classes(self):
+        if self.module is None:
+            return []
+        return [
+            (name, value)
+            for name, value in vars(self.module).items()
+            if isinstance(value, type) and issubclass(value, BaseException)
+        ]
+
+    def serve(self):
+        while True:
+            try:
+                request = wire.decode(self.conn.recv_bytes())
+            except EOFError:
+                return
+            try:
+                reply = {"ok": True, **getattr(self, "op_" + request["op"])(request)}
+            except BaseException as error:  # student code may raise anything, SystemExit included
+                reply = {"ok": False, "error": self.describe(error)}
+            try:
+                frame = wire.encode(reply)
+            except Exception as error:
+                frame = wire.encode({"ok": False, "error": self.describe(error)})
+            self.conn.send_bytes(frame)
+
+    def load(self):
+        spec = importlib.util.spec_from_file_location(STUDENT_MODULE, self.impl_file)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[STUDENT_MODULE] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as error:
+            self.import_error = self.describe(error)
+            return
+        self.module = module
+
+
+def limit_memory():
+    """Cap the worker's address space so that a memory bomb fails here, not on the machine."""
+    budget = int(os.environ.get("GRADER_WORKER_MEMORY_MB", "3072")) * 1024 * 1024
+    with open("/proc/self/statm") as statm:
+        current = int(statm.read().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (current + budget, current + budget))
+
+
+def main():
+    fd, impl_file = int(sys.argv[1]), os.path.abspath(sys.argv[2])
+    conn = Connection(fd)
+    torch.set_num_threads(1)
+    with guard.watch():
+        torch.ones(2) + 1  # the first mode entered imports torch._dynamo: pay that before timing
+    if sys.platform.startswith("linux"):
+        limit_memory()
+    sys.path.insert(0, os.path.dirname(impl_file))
+    worker = Worker(conn, impl_file)
+    worker.load()
+    worker.serve()
+
+
+if __name__ == "__main__":
+    main()
