@@ -39,6 +39,10 @@ class SubmissionTimeout(SubmissionError):
     status = "timeout"
 
 
+class FromScratchViolation(SubmissionError):
+    """The student's code called torch's own attention."""
+
+
 class MissingName(SubmissionError):
     """The submission does not define a function or class the tests need."""
 
@@ -86,6 +90,7 @@ class Submission:
         self.last_args_after = None
         self.log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
         self.exception_classes = {}
+        self.flags = []
 
     # -- process ------------------------------------------------------------------------------
 
@@ -189,6 +194,19 @@ class Submission:
             self.timed_out.add(message.get("name"))
             raise
 
+    def record(self, stats, label):
+        """Keep a call's stats; a call that ran torch's own attention fails right here."""
+        self.last_stats = stats
+        if stats["forbidden"]:
+            used = ", ".join(stats["forbidden"])
+            flag = f"from-scratch: {label} called torch's own attention ({used})"
+            if flag not in self.flags:
+                self.flags.append(flag)
+            raise FromScratchViolation(
+                f"{label} called torch's own attention ({used}). This lab asks you to build attention "
+                "from tensor operations (matmul/einsum, masked_fill, softmax); remove that call."
+            )
+
     # -- module-like access --------------------------------------------------------------------
 
     def __getattr__(self, name):
@@ -255,8 +273,8 @@ class _Remote:
     def __call__(self, *args, **kwargs):
         message = dict(self._message(), op="call", args=_export(args), kwargs=_export(kwargs))
         reply = self._submission.call(message, f"running {self._label()}")
-        self._submission.last_stats = reply["stats"]
         self._submission.last_args_after = reply["args_after"]
+        self._submission.record(reply["stats"], self._label())
         return _import(self._submission, reply["value"])
 
     def grad(self, args, wrt, cotangents, **kwargs):
@@ -266,7 +284,7 @@ class _Remote:
             wrt=list(wrt), cotangents=_export(list(cotangents)),
         )
         reply = self._submission.call(message, f"running the backward pass of {self._label()}")
-        self._submission.last_stats = reply["stats"]
+        self._submission.record(reply["stats"], self._label())
         return reply["value"]
 
 

@@ -19,10 +19,16 @@ class MarkerError(ValueError):
 
 
 def _enclosing_name(lines, index):
+    """`function` or `Class.method` around line index."""
+    names = []
+    indent = None
     for line in reversed(lines[:index]):
         match = _DEF.match(line)
-        if match:
-            return match.group(1)
+        if match and (indent is None or len(line) - len(line.lstrip()) < indent):
+            names.insert(0, match.group(1))
+            indent = len(line) - len(line.lstrip())
+            if indent == 0:
+                return ".".join(names)
     raise MarkerError(f"line {index + 1}: {BEGIN} outside any function")
 
 

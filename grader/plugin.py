@@ -1,0 +1,195 @@
+"""The pytest side of grading: the `submission` fixture, points/task markers, readable failure
+messages, and a signed stream of results for `python -m grader`.
+
+tests/conftest.py imports everything here. When the grader runs pytest it passes two pipe fds:
+GRADER_KEY_FD (a one-time HMAC key, read and closed at start-up) and GRADER_REPORT_FD (where each
+collected test and each result is written as one signed JSON line).
+"""
+
+import hashlib
+import hmac
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import REPO
+from grader.proxy import RaisedInSubmission, Submission, SubmissionError
+from grader.tasks import BY_ID
+
+DEFAULT_IMPL = REPO / "assignment"
+_STATE = {}
+
+
+def resolve_impl(impl):
+    path = Path(impl or DEFAULT_IMPL)
+    if not path.is_absolute():
+        path = Path.cwd() / path
+    if path.is_dir():
+        path = path / "attention.py"
+    return path
+
+
+class Reporter:
+    """Signed JSON lines on the pipe the grader gave us."""
+
+    def __init__(self, report_fd, key_fd):
+        with os.fdopen(key_fd, "rb") as key_pipe:
+            self.key = key_pipe.read()
+        self.stream = os.fdopen(report_fd, "w", buffering=1)
+
+    def send(self, record):
+        body = json.dumps(record, sort_keys=True)
+        mac = hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()
+        self.stream.write(json.dumps({"body": body, "mac": mac}) + "\n")
+
+
+def sign_ok(line, key):
+    """(record, True) for a line signed with key; (None, False) for anything else."""
+    try:
+        envelope = json.loads(line)
+        body, mac = envelope["body"], envelope["mac"]
+    except (ValueError, KeyError, TypeError):
+        return None, False
+    expected = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, expected):
+        return None, False
+    return json.loads(body), True
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--impl",
+        default=os.environ.get("GRADER_IMPL"),
+        help="folder (or file) holding the attention.py to test; default assignment/",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "points(n): points this test is worth")
+    config.addinivalue_line("markers", "task(id): the graded task this test belongs to")
+    if "GRADER_REPORT_FD" in os.environ:
+        _STATE["reporter"] = Reporter(
+            int(os.environ.pop("GRADER_REPORT_FD")), int(os.environ.pop("GRADER_KEY_FD"))
+        )
+    impl = resolve_impl(config.getoption("--impl"))
+    _STATE["impl"] = impl
+    if impl.is_file() and not os.environ.get("GRADER_COLLECT_ONLY"):
+        submission = Submission(impl)
+        submission.start()  # the worker imports torch while pytest collects
+        _STATE["submission"] = submission
+
+
+def pytest_unconfigure(config):
+    submission = _STATE.pop("submission", None)
+    if submission is not None:
+        submission.stop()
+
+
+def test_meta(item):
+    task = item.get_closest_marker("task")
+    points = item.get_closest_marker("points")
+    suite = Path(str(item.fspath)).parent.name
+    return {
+        "id": item.nodeid,
+        "name": item.name,
+        "task": task.args[0] if task else None,
+        "points": points.args[0] if points else 0,
+        "suite": suite,
+        "doc": (item.function.__doc__ or "").strip().splitlines()[0] if item.function.__doc__ else "",
+        "file": str(Path(str(item.fspath)).relative_to(REPO)) if REPO in Path(str(item.fspath)).parents else str(item.fspath),
+        "line": item.location[1] + 1,
+    }
+
+
+def pytest_collection_modifyitems(session, config, items):
+    for item in items:
+        meta = test_meta(item)
+        if meta["task"] not in BY_ID and not meta["task"]:
+            raise pytest.UsageError(f"{item.nodeid} has no @pytest.mark.task")
+    reporter = _STATE.get("reporter")
+    if reporter:
+        reporter.send({"kind": "collected", "tests": [test_meta(item) for item in items]})
+
+
+@pytest.fixture(scope="session")
+def submission():
+    """The student's attention.py, running in a worker process (see grader.proxy)."""
+    if "submission" not in _STATE:
+        impl = _STATE["impl"]
+        pytest.fail(
+            f"no attention.py at {impl}: pass --impl with the folder that holds it", pytrace=False
+        )
+    return _STATE["submission"]
+
+
+@pytest.fixture(autouse=True)
+def _watch_submission(request):
+    """Start each test with clean per-call records."""
+    submission = _STATE.get("submission")
+    if submission is not None:
+        submission.last_stats = None
+        submission.flags = []
+    yield
+
+
+def explain(error):
+    """The message a student reads for an exception raised while a test ran."""
+    if isinstance(error, RaisedInSubmission):
+        remote = error.remote
+        if error.not_implemented:
+            return remote["message"] if "not implemented yet" in remote["message"] else (
+                f"not implemented yet (NotImplementedError while {remote['doing']})"
+            )
+        where = f"\n  at attention.py line {remote['line']}: {remote['code'].strip()}" if remote.get("line") else ""
+        return f"while {remote['doing']}, your code raised {remote['type']}: {remote['message']}{where}"
+    if isinstance(error, SubmissionError):
+        return str(error)
+    if isinstance(error, (pytest.fail.Exception, AssertionError)):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    status = "passed"
+    message = ""
+    if report.failed:
+        error = call.excinfo.value if call.excinfo else None
+        status = getattr(error, "status", "failed") if isinstance(error, SubmissionError) else "failed"
+        if report.when != "call" and not isinstance(error, SubmissionError):
+            status = "error"
+        message = explain(error) if error is not None else str(report.longrepr)
+        if isinstance(error, (SubmissionError, pytest.fail.Exception, AssertionError)):
+            report.longrepr = message
+    item.stash.setdefault(_RESULTS, []).append((report.when, status, message, report.duration))
+
+
+_RESULTS = pytest.StashKey()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    started = time.perf_counter()
+    yield
+    reporter = _STATE.get("reporter")
+    if reporter is None:
+        return
+    status, message = "error", "the test did not run"
+    records = item.stash.get(_RESULTS, [])
+    if records:
+        failures = [(s, m) for _, s, m, _ in records if s != "passed"]
+        status, message = failures[0] if failures else ("passed", "")
+    submission = _STATE.get("submission")
+    reporter.send({
+        "kind": "result",
+        "id": item.nodeid,
+        "status": status,
+        "message": message[:3000],
+        "duration": round(time.perf_counter() - started, 4),
+        "flags": list(getattr(submission, "flags", None) or []),
+    })
