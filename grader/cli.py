@@ -2,6 +2,9 @@
 
 import argparse
 import sys
+from pathlib import Path
+
+from grader import REPO
 
 
 def cmd_stubs(args):
@@ -11,17 +14,71 @@ def cmd_stubs(args):
     return 0
 
 
+def cmd_grade(args):
+    from grader.formats import RENDERERS
+    from grader.grade import grade
+    from grader.run import GraderError
+
+    try:
+        report = grade(args.impl, args.suite, timeout=args.timeout)
+    except GraderError as error:
+        print(f"grader error (not your code's fault): {error}", file=sys.stderr)
+        return 2
+    text = RENDERERS[args.format](report, verbose=args.verbose, hidden_visibility=args.hidden_visibility)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(text)
+    if args.output is None or args.format != "summary":
+        if args.output is None:
+            print(text, end="" if text.endswith("\n") else "\n")
+    if args.exit_zero:
+        return 0
+    full = report["score"] == report["max_score"] and report["max_score"] > 0
+    if args.expect == "zero":
+        if report["score"] != 0:
+            print(f"expected 0 points, got {report['score']:g}", file=sys.stderr)
+        return 0 if report["score"] == 0 and not report.get("bonus_score") else 1
+    return 0 if full else 1
+
+
+def cmd_batch(args):
+    from grader.batch import run_batch
+
+    reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout)
+    print(f"graded {len(reports)} submissions into {args.output}")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("stubs", help="regenerate assignment/attention.py from solutions/").set_defaults(run=cmd_stubs)
+
+    grade = commands.add_parser("grade", help="grade one attention.py")
+    grade.add_argument("--impl", default=str(REPO / "assignment"), help="folder (or file) with attention.py")
+    grade.add_argument("--suite", choices=("public", "hidden", "all"), default="public")
+    grade.add_argument("--format", choices=("summary", "json", "gradescope", "classroom"), default="summary")
+    grade.add_argument("--output", help="write the report here instead of stdout")
+    grade.add_argument("--verbose", action="store_true", help="summary: every failure, not the first per task")
+    grade.add_argument("--timeout", type=float, default=600.0, help="limit for the whole run, in seconds")
+    grade.add_argument("--hidden-visibility", default="after_published",
+                       choices=("hidden", "after_due_date", "after_published", "visible"),
+                       help="gradescope: visibility of hidden-suite tests")
+    grade.add_argument("--exit-zero", action="store_true", help="exit 0 even when points are lost")
+    grade.add_argument("--expect", choices=("full", "zero"), default="full",
+                       help="exit 0 only for full marks (default) or only for zero points (the stubs)")
+    grade.set_defaults(run=cmd_grade)
+
+    batch = commands.add_parser("batch", help="grade every sub-folder of SUBMISSIONS (one per student)")
+    batch.add_argument("submissions")
+    batch.add_argument("--suite", choices=("public", "hidden", "all"), default="all")
+    batch.add_argument("--jobs", type=int, default=2)
+    batch.add_argument("--output", default="grades.csv")
+    batch.add_argument("--timeout", type=float, default=600.0)
+    batch.set_defaults(run=cmd_batch)
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
     return args.run(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,9 +6,6 @@ GRADER_KEY_FD (a one-time HMAC key, read and closed at start-up) and GRADER_REPO
 collected test and each result is written as one signed JSON line).
 """
 
-import hashlib
-import hmac
-import json
 import os
 import time
 from pathlib import Path
@@ -17,6 +14,7 @@ import pytest
 
 from grader import REPO
 from grader.proxy import RaisedInSubmission, Submission, SubmissionError
+from grader.signing import Reporter
 from grader.tasks import BY_ID
 
 DEFAULT_IMPL = REPO / "assignment"
@@ -30,33 +28,6 @@ def resolve_impl(impl):
     if path.is_dir():
         path = path / "attention.py"
     return path
-
-
-class Reporter:
-    """Signed JSON lines on the pipe the grader gave us."""
-
-    def __init__(self, report_fd, key_fd):
-        with os.fdopen(key_fd, "rb") as key_pipe:
-            self.key = key_pipe.read()
-        self.stream = os.fdopen(report_fd, "w", buffering=1)
-
-    def send(self, record):
-        body = json.dumps(record, sort_keys=True)
-        mac = hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()
-        self.stream.write(json.dumps({"body": body, "mac": mac}) + "\n")
-
-
-def sign_ok(line, key):
-    """(record, True) for a line signed with key; (None, False) for anything else."""
-    try:
-        envelope = json.loads(line)
-        body, mac = envelope["body"], envelope["mac"]
-    except (ValueError, KeyError, TypeError):
-        return None, False
-    expected = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
-    if not isinstance(mac, str) or not hmac.compare_digest(mac, expected):
-        return None, False
-    return json.loads(body), True
 
 
 def pytest_addoption(parser):

@@ -1,0 +1,40 @@
+"""Grade one submission: find its attention.py, run the suite, score it."""
+
+from pathlib import Path
+
+from grader import REPO
+from grader.run import RawRun, collect_manifest, run_pytest, suite_paths
+from grader.score import build_report
+
+
+def find_impl(path):
+    """The attention.py in path (a file, or the shallowest one under a folder), or None."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if (path / "attention.py").is_file():
+        return path / "attention.py"
+    found = sorted(path.rglob("attention.py"), key=lambda p: (len(p.parts), str(p))) if path.is_dir() else []
+    found = [p for p in found if ".venv" not in p.parts and "site-packages" not in p.parts]
+    return found[0] if found else None
+
+
+def missing_report(path, suite, tests_dir=None):
+    """Every test failed, with a message saying where we looked: a valid report without running anything."""
+    names, tests_dir = suite_paths(suite, tests_dir)
+    run = RawRun(impl=str(path), suites=names)
+    run.manifest = collect_manifest(tests_dir, names, path)
+    message = f"no attention.py found in {path}: submit the file named exactly attention.py"
+    run.results = {
+        meta["id"]: {"id": meta["id"], "status": "error", "message": message, "flags": []}
+        for meta in run.manifest
+    }
+    run.flags.append("missing: no attention.py in the submission")
+    return build_report(run)
+
+
+def grade(path=REPO / "assignment", suite="public", timeout=600.0, tests_dir=None):
+    impl = find_impl(path)
+    if impl is None:
+        return missing_report(path, suite, tests_dir)
+    return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir))

@@ -1,0 +1,176 @@
+"""Run a suite in a child pytest process and collect its signed results.
+
+Student code runs in a worker below that child, never here. Results come back as HMAC-signed lines on
+a pipe (grader.plugin.Reporter) with a key sent on a second pipe; unsigned lines are counted and
+flagged, never believed. A test with no signed result did not pass.
+"""
+
+import hashlib
+import os
+import secrets
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import REPO
+from grader.signing import verify
+
+SUITES = ("public", "hidden")
+
+
+class GraderError(RuntimeError):
+    """The grading setup itself is broken (not the student's fault)."""
+
+
+@dataclass
+class RawRun:
+    impl: str
+    suites: tuple
+    manifest: list = None
+    results: dict = field(default_factory=dict)
+    flags: list = field(default_factory=list)
+    log: str = ""
+    elapsed: float = 0.0
+    timed_out: bool = False
+    exit_code: int = None
+
+
+def suite_paths(suite, tests_dir=None):
+    tests_dir = Path(tests_dir or REPO / "tests")
+    names = SUITES if suite == "all" else (suite,)
+    return tuple(name for name in names if (tests_dir / name).is_dir()), tests_dir
+
+
+def fingerprint(tests_dir):
+    """Hash of every grading file, to notice a submission that edits them while it runs."""
+    digest = hashlib.sha256()
+    for root in (Path(tests_dir), REPO / "grader"):
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _pytest_command(paths, impl, extra):
+    return [
+        sys.executable, "-m", "pytest", *paths, "--impl", str(impl),
+        "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
+        "--rootdir", str(REPO), *extra,
+    ]
+
+
+def _child_env(extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRADER_KEY", "GRADER_REPORT", "PYTEST_"))}
+    env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", **extra)
+    return env
+
+
+def _kill_group(process):
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+def collect(run, process, report_fd, key, deadline):
+    """Read signed lines until the child closes the pipe or the deadline passes."""
+    buffer = b""
+    unsigned = 0
+    stream = os.fdopen(report_fd, "rb", buffering=0)
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            run.timed_out = True
+            _kill_group(process)
+            break
+        ready, _, _ = select.select([stream], [], [], min(remaining, 1.0))
+        if not ready:
+            continue
+        chunk = stream.read(65536)
+        if not chunk:
+            break
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            record, ok = verify(line.decode(errors="replace"), key)
+            if not ok:
+                unsigned += 1
+            elif record["kind"] == "collected" and run.manifest is None:
+                run.manifest = record["tests"]
+            elif record["kind"] == "result":
+                run.results.setdefault(record["id"], record)
+    stream.close()
+    if unsigned:
+        run.flags.append(f"tampering: {unsigned} unsigned line(s) were written to the grader's report channel")
+
+
+def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, extra_args=(), env=None):
+    """Run one suite (public, hidden or all) on the attention.py at impl; return a RawRun."""
+    names, tests_dir = suite_paths(suite, tests_dir)
+    if not names:
+        raise GraderError(f"no test suite {suite!r} under {tests_dir}")
+    impl = Path(impl).resolve()
+    run = RawRun(impl=str(impl), suites=names)
+    key = secrets.token_bytes(32)
+    key_read, key_write = os.pipe()
+    report_read, report_write = os.pipe()
+    os.write(key_write, key)
+    os.close(key_write)
+    before = fingerprint(tests_dir)
+    started = time.monotonic()
+    log = tempfile.TemporaryFile()
+    process = subprocess.Popen(
+        _pytest_command([str(tests_dir / name) for name in names], impl, list(extra_args)),
+        pass_fds=(key_read, report_write), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        cwd=REPO, start_new_session=True,
+        env=_child_env({"GRADER_KEY_FD": str(key_read), "GRADER_REPORT_FD": str(report_write), **(env or {})}),
+    )
+    os.close(key_read)
+    os.close(report_write)
+    collect(run, process, report_read, key, started + timeout)
+    if not run.timed_out:
+        try:
+            run.exit_code = process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+    _kill_group(process)  # leftovers: a worker that escaped its parent
+    run.elapsed = time.monotonic() - started
+    log.seek(0)
+    run.log = log.read().decode(errors="replace")[-20000:]
+    log.close()
+    if fingerprint(tests_dir) != before:
+        run.flags.append("tampering: the grading files (tests/ or grader/) changed during the run")
+    if run.manifest is None:
+        run.manifest = collect_manifest(tests_dir, names, impl)
+        if run.manifest is None:
+            raise GraderError("pytest could not collect the suite:\n" + run.log[-4000:])
+        run.flags.append("the test run ended before reporting its test list (killed or crashed)")
+    return run
+
+
+def collect_manifest(tests_dir, names, impl):
+    """The suite's tests and points from a collect-only run that starts no worker."""
+    key = secrets.token_bytes(32)
+    key_read, key_write = os.pipe()
+    report_read, report_write = os.pipe()
+    os.write(key_write, key)
+    os.close(key_write)
+    process = subprocess.Popen(
+        _pytest_command([str(Path(tests_dir) / name) for name in names], impl, ["--collect-only"]),
+        pass_fds=(key_read, report_write), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, cwd=REPO, start_new_session=True,
+        env=_child_env({"GRADER_KEY_FD": str(key_read), "GRADER_REPORT_FD": str(report_write),
+                        "GRADER_COLLECT_ONLY": "1"}),
+    )
+    os.close(key_read)
+    os.close(report_write)
+    probe = RawRun(impl="", suites=tuple(names))
+    collect(probe, process, report_read, key, time.monotonic() + 120)
+    _kill_group(process)
+    return probe.manifest

@@ -1,0 +1,64 @@
+"""Turn a RawRun into the grader's report: per-test, per-task and total scores, plus flags."""
+
+from grader.tasks import BY_ID, task_order
+
+MISSING = "no result: the run stopped before this test finished (a crash, os._exit, or the time limit)"
+
+
+def _round(value):
+    return round(value + 0.0, 2)
+
+
+def build_report(run):
+    tests = []
+    for meta in run.manifest:
+        result = run.results.get(meta["id"])
+        if result is None:
+            status, message = ("timeout" if run.timed_out else "error"), MISSING
+        else:
+            status, message = result["status"], result["message"]
+        points = float(meta["points"])
+        tests.append({
+            "id": meta["id"],
+            "name": meta["name"],
+            "task": meta["task"],
+            "suite": meta["suite"],
+            "doc": meta.get("doc", ""),
+            "file": meta.get("file", ""),
+            "line": meta.get("line", 0),
+            "score": points if status == "passed" else 0.0,
+            "max_score": points,
+            "status": status,
+            "message": message,
+        })
+    tests.sort(key=lambda test: (task_order(test["task"]), test["suite"] != "public"))
+    tasks = {}
+    for test in tests:
+        task = tasks.setdefault(test["task"], {
+            "title": BY_ID[test["task"]].title if test["task"] in BY_ID else test["task"],
+            "bonus": BY_ID[test["task"]].bonus if test["task"] in BY_ID else False,
+            "score": 0.0, "max_score": 0.0,
+        })
+        task["score"] += test["score"]
+        task["max_score"] += test["max_score"]
+    for task in tasks.values():
+        task["score"], task["max_score"] = _round(task["score"]), _round(task["max_score"])
+    core = [task for task in tasks.values() if not task["bonus"]]
+    bonus = [task for task in tasks.values() if task["bonus"]]
+    flags = list(run.flags)
+    for result in run.results.values():
+        flags.extend(flag for flag in result.get("flags", []) if flag not in flags)
+    report = {
+        "score": _round(sum(task["score"] for task in core)),
+        "max_score": _round(sum(task["max_score"] for task in core)),
+        "tasks": tasks,
+        "tests": tests,
+        "flags": flags,
+        "suite": "+".join(run.suites),
+        "impl": run.impl,
+        "execution_time": round(run.elapsed, 2),
+    }
+    if bonus:
+        report["bonus_score"] = _round(sum(task["score"] for task in bonus))
+        report["bonus_max_score"] = _round(sum(task["max_score"] for task in bonus))
+    return report
