@@ -75,14 +75,19 @@ def test_meta(item):
     }
 
 
+GRADED_SUITES = ("public", "hidden")
+
+
 def pytest_collection_modifyitems(session, config, items):
-    for item in items:
-        meta = test_meta(item)
-        if meta["task"] not in BY_ID and not meta["task"]:
-            raise pytest.UsageError(f"{item.nodeid} has no @pytest.mark.task")
+    graded = [test_meta(item) for item in items if test_meta(item)["suite"] in GRADED_SUITES]
+    for meta in graded:
+        if meta["task"] not in BY_ID:
+            raise pytest.UsageError(f"{meta['id']} needs @pytest.mark.task with one of {sorted(BY_ID)}")
+        if not meta["points"]:
+            raise pytest.UsageError(f"{meta['id']} needs @pytest.mark.points(n)")
     reporter = _STATE.get("reporter")
     if reporter:
-        reporter.send({"kind": "collected", "tests": [test_meta(item) for item in items]})
+        reporter.send({"kind": "collected", "tests": graded})
 
 
 @pytest.fixture(scope="session")

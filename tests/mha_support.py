@@ -26,11 +26,15 @@ def run(module, call, *args, **kwargs):
     return result
 
 
-def compare(got, expected, call, hint=None):
+def compare(got, expected, call, hint=None, mistakes=None):
+    """mistakes: {explanation: (output, weights) of a known buggy module}, named when got matches."""
     output, weights = got
     expected_output, expected_weights = expected
     check_tensor(weights, f"{call} weights", shape=expected_weights.shape, layout="[B, H, Tq, Tk] (one map per head)",
                  hint="return the per-head weights from scaled_dot_product_attention, not their mean")
-    assert_close(weights, expected_weights, f"{call} weights", WEIGHT_DIMS, hint=hint)
+    mistakes = mistakes or {}
+    assert_close(weights, expected_weights, f"{call} weights", WEIGHT_DIMS, hint=hint,
+                 mistakes={explanation: pair[1] for explanation, pair in mistakes.items()})
     assert_close(output, expected_output, f"{call} output", DIMS,
-                 hint="merge the heads, then apply w_o" if hint is None else hint)
+                 hint="merge the heads, then apply w_o" if hint is None else hint,
+                 mistakes={explanation: pair[0] for explanation, pair in mistakes.items()})

@@ -103,3 +103,13 @@ def mha_via_sdpa(params, n_heads, query, key=None, value=None, mask=None, is_cau
     heads, weights = sdpa(q, k, v, mask=mask, is_causal=is_causal)
     merged = heads.transpose(1, 2).flatten(-2)
     return F.linear(merged, params["w_o.weight"], params.get("w_o.bias")), weights
+
+
+def split_heads(x, n_heads):
+    """[B, T, d_model] -> [B, H, T, d_head]: head h holds features h*d_head:(h+1)*d_head."""
+    return x.unflatten(-1, (n_heads, -1)).transpose(-3, -2)
+
+
+def merge_heads(x):
+    """[B, H, T, d_head] -> [B, T, H * d_head]: merged[b, t, h*d_head + e] = x[b, h, t, e]."""
+    return x.transpose(-3, -2).flatten(-2)
