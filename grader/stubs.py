@@ -66,13 +66,24 @@ def make_stub(source):
 
 
 def solution_snippets(source):
-    """The code lines inside solution blocks (stripped, non-trivial): what must never ship."""
+    """Code lines that appear only inside solution blocks (stripped, non-trivial): what must never ship."""
     lines = source.splitlines()
+    inside = set()
     for start, end, _ in solution_blocks(source):
-        for line in lines[start + 1 : end]:
-            code = line.strip()
-            if len(code) >= 12 and not code.startswith("#"):
-                yield code
+        inside.update(range(start + 1, end))
+    given = {line.strip() for index, line in enumerate(lines) if index not in inside}
+    snippets = []
+    for index in sorted(inside):
+        code = lines[index].strip()
+        if len(code) >= 12 and not code.startswith("#") and code not in given and code not in snippets:
+            snippets.append(code)
+    return snippets
+
+
+def leaked_lines(text, source):
+    """The solution-only lines that appear (as whole stripped lines) in text."""
+    present = {line.strip() for line in text.splitlines()}
+    return [code for code in solution_snippets(source) if code in present]
 
 
 def write_stubs(solution=SOLUTION_FILE, stub=STUB_FILE):
