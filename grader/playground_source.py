@@ -41,7 +41,8 @@ def your_code():
 
 def show(panels):
     """Heatmaps of [Tq, Tk] weights, one per {title: weights} entry, on a 0..1 colour scale."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels) + 0.8, 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels) + 0.8, 3.2),
+                             squeeze=False, layout="constrained")
     for ax, (title, weights) in zip(axes[0], panels.items()):
         image = ax.imshow(weights.detach().float(), vmin=0.0, vmax=1.0)
         ax.set(title=title, xlabel="key position", ylabel="query position")
