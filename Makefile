@@ -5,25 +5,21 @@ PY := $(VENV)/bin/python
 IMPL ?= assignment
 SUITE ?= all
 FORMAT ?= summary
-JOBS ?= 2
 TORCH_VERSION := 2.13.0
-# CPU-only wheels; pip also looks on PyPI for everything else.
+# CPU-only wheels (pip takes everything else from PyPI). A plain-PyPI torch on Linux is a multi-GB CUDA build.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 REQUIREMENTS := $(if $(wildcard requirements-dev.txt),requirements-dev.txt,requirements.txt)
 
-.PHONY: help install test grade check stubs stubs-check tooling reference-full-marks stubs-zero mutants \
-        notebook figures bench student gradescope clean
+.PHONY: help install test grade clean
 
 help:
-	@echo "make install            create .venv with the CPU build of torch and the requirements"
-	@echo "make test               public tests on assignment/attention.py, with a points table"
-	@echo "make test IMPL=DIR      the same for another folder holding an attention.py"
-	@echo "make grade              public + hidden suites (SUITE=public|hidden|all, FORMAT=summary|json|...)"
-	@echo "make check              what CI runs: every suite on the reference, stubs, tooling, mutants"
+	@echo "make install          create .venv with the CPU build of torch and the requirements"
+	@echo "make test             public tests on assignment/attention.py, with a points table"
+	@echo "make test IMPL=DIR    the same for another folder holding an attention.py"
+	@echo "make grade            every suite present (SUITE=public|hidden|all, FORMAT=summary|json|gradescope|classroom)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 
 install: $(PY)
 	$(PY) -m pip install --retries 1 --timeout 20 --extra-index-url $(TORCH_INDEX) torch==$(TORCH_VERSION)
@@ -35,12 +31,19 @@ test: $(PY)
 grade: $(PY)
 	$(PY) -m grader grade --suite $(SUITE) --impl $(IMPL) --format $(FORMAT)
 
-stubs: $(PY)
-	$(PY) -m grader stubs
+clean:
+	rm -rf dist .pytest_cache grades.csv grades-reports
+	find . -name __pycache__ -not -path "./$(VENV)/*" -prune -exec rm -rf {} +
 
-# --- instructors and CI ---------------------------------------------------------------------------
+# --- instructors and CI (not in the student template) ---------------------------------------------
+JOBS ?= 2
+
+.PHONY: check stubs tooling reference-full-marks stubs-zero mutants notebook figures bench student gradescope
 
 check: tooling reference-full-marks stubs-zero mutants notebook
+
+stubs: $(PY)
+	$(PY) -m grader stubs
 
 tooling: $(PY)
 	$(PY) -m pytest tests/tooling -q -p no:cacheprovider
@@ -68,7 +71,3 @@ student: $(PY)
 
 gradescope: $(PY)
 	$(PY) -m grader gradescope dist/gradescope
-
-clean:
-	rm -rf dist .pytest_cache grades.csv grades-reports
-	find . -name __pycache__ -not -path "./$(VENV)/*" -prune -exec rm -rf {} +

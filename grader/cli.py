@@ -28,9 +28,8 @@ def cmd_grade(args):
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text)
-    if args.output is None or args.format != "summary":
-        if args.output is None:
-            print(text, end="" if text.endswith("\n") else "\n")
+        text = RENDERERS["summary"](report, verbose=args.verbose)  # the log still shows the table
+    print(text, end="" if text.endswith("\n") else "\n")
     if args.exit_zero:
         return 0
     full = report["score"] == report["max_score"] and report["max_score"] > 0
@@ -46,6 +45,27 @@ def cmd_batch(args):
 
     reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout)
     print(f"graded {len(reports)} submissions into {args.output}")
+    return 0
+
+
+def cmd_release(args):
+    from grader.release import release
+
+    print(f"student template written to {release(args.dest, git=not args.no_git)}")
+    return 0
+
+
+def cmd_gradescope(args):
+    from grader.gradescope import build
+
+    print(f"wrote {build(args.dest)}")
+    return 0
+
+
+def cmd_gradescope_run(args):
+    from grader.gradescope import run
+
+    print(f"wrote {run(args.root, args.hidden_visibility)}")
     return 0
 
 
@@ -76,6 +96,21 @@ def build_parser():
     batch.add_argument("--output", default="grades.csv")
     batch.add_argument("--timeout", type=float, default=600.0)
     batch.set_defaults(run=cmd_batch)
+
+    release = commands.add_parser("release", help="build the student template repository in DEST")
+    release.add_argument("dest")
+    release.add_argument("--no-git", action="store_true", help="do not make it a one-commit git repository")
+    release.set_defaults(run=cmd_release)
+
+    bundle = commands.add_parser("gradescope", help="build DEST/autograder.zip for Gradescope")
+    bundle.add_argument("dest")
+    bundle.set_defaults(run=cmd_gradescope)
+
+    on_gradescope = commands.add_parser("gradescope-run", help="(run_autograder) grade ROOT/submission")
+    on_gradescope.add_argument("--root", default="/autograder")
+    on_gradescope.add_argument("--hidden-visibility", default="after_published",
+                               choices=("hidden", "after_due_date", "after_published", "visible"))
+    on_gradescope.set_defaults(run=cmd_gradescope_run)
     return parser
 
 

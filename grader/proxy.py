@@ -85,7 +85,7 @@ class Submission:
         self.conn = None
         self.generation = 0
         self.info = None
-        self.timed_out = set()
+        self.timed_out = {}
         self.last_stats = None
         self.last_args_after = None
         self.log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
@@ -185,13 +185,14 @@ class Submission:
         self._ensure()
         if self.info["import_error"]:
             raise SubmissionImportError(describe_import_error(self.info["import_error"]))
-        timeout = self.call_timeout
-        if message.get("name") in self.timed_out:
-            timeout = min(timeout, 1.0)
+        target = (message.get("handle") is not None, message.get("name"))
+        strikes = self.timed_out.get(target, 0)
+        if strikes >= 2:
+            raise SubmissionTimeout(f"{doing} was not run: it already timed out twice in this run")
         try:
-            return self._request(message, timeout, doing)
+            return self._request(message, self.call_timeout if not strikes else 1.0, doing)
         except SubmissionTimeout:
-            self.timed_out.add(message.get("name"))
+            self.timed_out[target] = strikes + 1
             raise
 
     def record(self, stats, label):

@@ -75,9 +75,18 @@ def solution_snippets(source):
     snippets = []
     for index in sorted(inside):
         code = lines[index].strip()
-        if len(code) >= 12 and not code.startswith("#") and code not in given and code not in snippets:
+        if _distinctive(code) and code not in given and code not in snippets:
             snippets.append(code)
     return snippets
+
+
+def _distinctive(code):
+    """A line that carries solution logic; bare control flow (`if mask is not None:`, `return a, b`) does not."""
+    if len(code) < 12 or code.startswith("#"):
+        return False
+    if code.split(" ", 1)[0] in ("if", "elif", "else:", "return", "for", "while"):
+        return "(" in code or "@" in code
+    return True
 
 
 def leaked_lines(text, source):

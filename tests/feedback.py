@@ -111,18 +111,3 @@ def call(function, label, *args, hint=None, **kwargs):
         location = f"\n  at attention.py line {remote['line']}: {remote['code'].strip()}" if remote.get("line") else ""
         fail(f"{label} raised {remote.get('type', type(error).__name__)}: {remote.get('message', error)}{location}"
              + (f"\nHint: {hint}" if hint else ""))
-
-
-def assert_equal(got, expected, name, dims=None, hint=None):
-    """Fail at the first differing entry unless got equals expected exactly (shape and dtype too)."""
-    check_tensor(got, name, shape=expected.shape)
-    if got.dtype != expected.dtype:
-        fail(f"{name} has dtype {got.dtype}, expected {expected.dtype}." + (f"\nHint: {hint}" if hint else ""))
-    differ = got != expected
-    if differ.any():
-        index = differ.nonzero()[0]
-        fail(
-            f"{name} is wrong at {where(index, dims)}: expected {expected[tuple(index)].item()}, got "
-            f"{got[tuple(index)].item()} ({int(differ.sum())} of {differ.numel()} entries differ)."
-            + (f"\nHint: {hint}" if hint else "")
-        )

@@ -39,12 +39,10 @@ def scores(q, k, scale=None):
 
 
 def softmax_weights(scores, mask=None):
-    """Masked softmax with zero rows where every key is blocked (torch's _safe_softmax rule)."""
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
-    blocked = torch.isneginf(scores).all(-1, keepdim=True)
-    weights = torch.softmax(scores.masked_fill(blocked, 0.0), dim=-1)
-    return weights.masked_fill(blocked, 0.0)
+    """torch's masked softmax: SDPA with identity keys and values and scale 1 returns softmax(scores + mask),
+    with zero rows where every key is blocked."""
+    eye = torch.eye(scores.size(-1), dtype=scores.dtype).expand(*scores.shape[:-2], scores.size(-1), scores.size(-1))
+    return F.scaled_dot_product_attention(scores, eye, eye, attn_mask=mask, scale=1.0)
 
 
 def random_mha_params(d_model, bias=True, dtype=torch.float32, seed=0):
@@ -74,8 +72,10 @@ def torch_mha(params, d_model, n_heads, bias=True, dtype=torch.float32):
 def mha(params, n_heads, query, key=None, value=None, mask=None, is_causal=False, bias=True):
     """(output, per-head weights) from nn.MultiheadAttention. Our bool mask (True = allowed) is
     inverted for torch (True = blocked); masks must be [Tq, Tk] or [B, 1, 1, Tk]."""
-    key = query if key is None else key
-    value = key if value is None else value
+    if key is None:
+        key = query
+    if value is None:
+        value = key
     batch, q_len, d_model = query.shape
     k_len = key.size(1)
     mask = combined_mask(mask, q_len, k_len, is_causal)
@@ -92,8 +92,10 @@ def mha(params, n_heads, query, key=None, value=None, mask=None, is_causal=False
 
 def mha_via_sdpa(params, n_heads, query, key=None, value=None, mask=None, is_causal=False):
     """The same maths built on torch's SDPA: defined for fully masked rows (zeros, not NaN)."""
-    key = query if key is None else key
-    value = key if value is None else value
+    if key is None:
+        key = query
+    if value is None:
+        value = key
 
     def project(x, name):
         y = F.linear(x, params[f"{name}.weight"], params.get(f"{name}.bias"))

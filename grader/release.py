@@ -1,0 +1,93 @@
+"""Build the student template: the tree an instructor pushes as the GitHub Classroom template
+repository. An allowlist decides what ships; a scan proves no solution line is in it."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from grader import REPO
+from grader.stubs import SOLUTION_FILE, leaked_lines
+
+MAKEFILE_CUT = "# --- instructors and CI"
+SHIPPED = (
+    "assignment/attention.py",
+    "assignment/playground.ipynb",
+    "tests/__init__.py",
+    "tests/conftest.py",
+    "tests/inputs.py",
+    "tests/reference.py",
+    "tests/feedback.py",
+    "tests/mha_support.py",
+    "tests/efficiency.py",
+    "tests/public",
+    "docs/lab.md",
+    "docs/grading.md",
+    "docs/benchmarks.md",
+    "docs/figures",
+    "requirements.txt",
+    ".gitignore",
+)
+GRADER_MODULES = (
+    "__init__.py", "__main__.py", "cli.py", "tasks.py", "proxy.py", "wire.py", "worker.py", "guard.py",
+    "plugin.py", "signing.py", "run.py", "score.py", "grade.py", "batch.py", "formats",
+)
+GENERATED = {
+    "README.md": REPO / "grader/platform/README.student.md",
+    ".github/workflows/classroom.yml": REPO / "grader/platform/classroom.yml",
+}
+
+
+class LeakError(RuntimeError):
+    """Solution code was found in the produced tree."""
+
+
+def _copy(source, target):
+    if source.is_dir():
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"))
+    elif source.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+
+def student_makefile():
+    text = (REPO / "Makefile").read_text()
+    return text[: text.index(MAKEFILE_CUT)].rstrip() + "\n"
+
+
+def scan(tree):
+    """Every solution-only line of the reference found in a text file of tree: [(path, line)]."""
+    source = SOLUTION_FILE.read_text()
+    found = []
+    for path in sorted(Path(tree).rglob("*")):
+        if not path.is_file() or ".git" in path.parts:
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        found += [(str(path.relative_to(tree)), line) for line in leaked_lines(text, source)]
+    return found
+
+
+def release(dest, git=True):
+    dest = Path(dest)
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for relative in SHIPPED:
+        _copy(REPO / relative, dest / relative)
+    for module in GRADER_MODULES:
+        _copy(REPO / "grader" / module, dest / "grader" / module)
+    for relative, source in GENERATED.items():
+        _copy(source, dest / relative)
+    (dest / "Makefile").write_text(student_makefile())
+    leaks = scan(dest)
+    if leaks:
+        shutil.rmtree(dest)
+        raise LeakError("solution code in the student template: " + "; ".join(f"{p}: {l}" for p, l in leaks[:5]))
+    if git:
+        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=dest, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=dest, check=True)
+        subprocess.run(["git", "-c", "user.name=Course staff", "-c", "user.email=staff@example.invalid",
+                        "commit", "-q", "-m", "Lab 03: Attention from Scratch (starter)"], cwd=dest, check=True)
+    return dest

@@ -1,0 +1,126 @@
+"""Misbehaving submissions, graded as a class with `batch`: every one yields a valid report in all four
+formats, and its score is what its code earned."""
+
+import csv
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from grader.batch import run_batch
+from grader.formats import RENDERERS
+from tests.tooling.misbehaving import SUBMISSIONS
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "shared/formats/gradescope-results.schema.json").read_text()) \
+    if (Path(__file__).resolve().parents[3] / "shared/formats/gradescope-results.schema.json").exists() else None
+IMPORT_FAILURES = ("sys_exit_at_import", "os_exit_at_import", "syntax_error", "name_error_at_import")
+CRASHES_IN_SDPA = ("segfault_in_sdpa", "os_exit_in_sdpa", "hang_in_sdpa", "memory_bomb_in_sdpa",
+                   "calls_torch_sdpa", "calls_aten_sdpa_without_torch_function")
+UNTOUCHED_TASKS = ("scores", "causal_mask", "softmax_weights", "heads", "divisibility")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, monkeypatch_module):
+    root = tmp_path_factory.mktemp("class")
+    for name, source in SUBMISSIONS.items():
+        (root / name).mkdir()
+        (root / name / "attention.py").write_text(source)
+    (root / "empty_submission").mkdir()
+    output = root / "grades.csv"
+    reports = run_batch(root, suite="public", jobs=2, output=output, progress=False, timeout=300)
+    return reports, output
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    patch = pytest.MonkeyPatch()
+    patch.setenv("GRADER_CALL_TIMEOUT", "2")
+    patch.setenv("GRADER_WORKER_MEMORY_MB", "512")
+    yield patch
+    patch.undo()
+
+
+def tasks_full(report, ids):
+    return {task_id: report["tasks"][task_id] for task_id in ids
+            if report["tasks"][task_id]["score"] != report["tasks"][task_id]["max_score"]}
+
+
+def test_reference_earns_every_point(graded):
+    report = graded[0]["reference"]
+    assert report["score"] == report["max_score"] > 0, report["flags"]
+    assert report["flags"] == []
+
+
+@pytest.mark.parametrize("name", ["stubs", "patches_comparisons", "fake_reports_and_output", "empty_submission"])
+def test_unimplemented_or_tampering_submissions_earn_nothing(graded, name):
+    assert graded[0][name]["score"] == 0
+
+
+def test_fake_report_lines_are_flagged(graded):
+    assert any(flag.startswith("tampering") for flag in graded[0]["fake_reports_and_output"]["flags"])
+
+
+@pytest.mark.parametrize("name", IMPORT_FAILURES)
+def test_import_failures_error_every_test_with_the_reason(graded, name):
+    report = graded[0][name]
+    assert report["score"] == 0
+    assert {test["status"] for test in report["tests"]} == {"error"}
+    assert all("import" in test["message"] for test in report["tests"])
+
+
+@pytest.mark.parametrize("name", CRASHES_IN_SDPA)
+def test_a_broken_sdpa_costs_only_the_tests_that_use_it(graded, name):
+    report = graded[0][name]
+    assert tasks_full(report, UNTOUCHED_TASKS) == {}
+    assert report["tasks"]["sdpa"]["score"] == 0
+
+
+def test_a_hang_is_reported_as_a_timeout(graded):
+    statuses = {test["status"] for test in graded[0]["hang_in_sdpa"]["tests"] if test["task"] == "sdpa"}
+    assert statuses == {"timeout"}
+
+
+@pytest.mark.parametrize("name", ["calls_torch_sdpa", "calls_aten_sdpa_without_torch_function"])
+def test_calling_torch_attention_is_flagged(graded, name):
+    report = graded[0][name]
+    assert any(flag.startswith("from-scratch") for flag in report["flags"])
+    failing = [test for test in report["tests"] if test["task"] == "sdpa"]
+    assert all("torch's own attention" in test["message"] for test in failing)
+
+
+def test_a_missing_function_is_named(graded):
+    report = graded[0]["missing_function"]
+    messages = [test["message"] for test in report["tests"] if test["status"] != "passed"]
+    assert messages and all("merge_heads" in message for message in messages)
+    assert tasks_full(report, ("scores", "causal_mask", "softmax_weights", "sdpa", "mha")) == {}
+
+
+@pytest.mark.parametrize("name", sorted(SUBMISSIONS) + ["empty_submission"])
+def test_every_format_renders_a_valid_report(graded, name):
+    report = graded[0][name]
+    assert report["tests"], "a report always lists the suite's tests"
+    assert RENDERERS["summary"](report).strip()
+    assert json.loads(RENDERERS["json"](report))["max_score"] == report["max_score"]
+    results = json.loads(RENDERERS["gradescope"](report))
+    if SCHEMA is not None:
+        jsonschema.validate(results, SCHEMA)
+    assert results["score"] == report["score"]
+    classroom_text = RENDERERS["classroom"](report)
+    assert len(classroom_text) < 98_000
+    classroom = json.loads(classroom_text)
+    assert classroom["max_score"] > 0 and classroom["tests"]
+    assert all(isinstance(test["score"], (int, float)) for test in classroom["tests"])
+    assert round(sum(test["score"] for test in classroom["tests"]), 2) == report["score"]
+    if report["score"] < report["max_score"]:
+        assert classroom["status"] in ("fail", "error")
+
+
+def test_gradebook_has_one_row_per_student_and_a_report_each(graded):
+    reports, output = graded
+    with open(output) as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted(row["student"] for row in rows) == sorted(reports)
+    reference = next(row for row in rows if row["student"] == "reference")
+    assert float(reference["total"]) == reports["reference"]["max_score"]
+    assert all((Path(str(output).removesuffix(".csv") + "-reports") / f"{name}.json").exists() for name in reports)

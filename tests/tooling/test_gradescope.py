@@ -1,0 +1,83 @@
+"""The Gradescope bundle, run in a folder that mimics /autograder on four kinds of submission."""
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from grader import REPO, gradescope
+from grader.stubs import SOLUTION_FILE, STUB_FILE
+
+SCHEMA_FILE = REPO.parent / "shared/formats/gradescope-results.schema.json"
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    return gradescope.build(tmp_path_factory.mktemp("dist"))
+
+
+def run_autograder(bundle, tmp_path, submission_files):
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(root / "source")
+    os.chmod(root / "source/run_autograder", 0o755)
+    for relative, text in submission_files.items():
+        (root / "submission" / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / "submission" / relative).write_text(text)
+    (root / "submission").mkdir(exist_ok=True)
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)
+    subprocess.run(["bash", str(root / "source/run_autograder")], cwd=root, env=env, check=True,
+                   capture_output=True, timeout=600)
+    results = json.loads((root / "results/results.json").read_text())
+    if SCHEMA_FILE.exists():
+        jsonschema.validate(results, json.loads(SCHEMA_FILE.read_text()))
+    return results
+
+
+def test_scripts_sit_at_the_zip_root_and_are_executable(bundle):
+    with zipfile.ZipFile(bundle) as archive:
+        names = archive.namelist()
+        assert {"setup.sh", "run_autograder"} <= set(names)
+        assert archive.getinfo("run_autograder").external_attr >> 16 & 0o111
+    assert any(name.startswith("tests/hidden/") for name in names)
+    assert not any(name.startswith(("solutions/", "tests/mutants/")) for name in names)
+
+
+def test_setup_installs_cpu_torch():
+    setup = (REPO / "grader/platform/setup.sh").read_text()
+    assert "download.pytorch.org/whl/cpu" in setup and "torch==2.13.0" in setup
+
+
+def test_correct_submission_scores_100(bundle, tmp_path):
+    results = run_autograder(bundle, tmp_path, {"attention.py": SOLUTION_FILE.read_text()})
+    assert results["score"] == 100
+    hidden = [test for test in results["tests"] if "hidden" in test["tags"]]
+    assert hidden and {test["visibility"] for test in hidden} == {"after_published"}
+
+
+def test_submission_in_a_subfolder_is_found(bundle, tmp_path):
+    results = run_autograder(bundle, tmp_path, {"lab03/src/attention.py": SOLUTION_FILE.read_text()})
+    assert results["score"] == 100
+
+
+def test_stub_submission_scores_0(bundle, tmp_path):
+    results = run_autograder(bundle, tmp_path, {"attention.py": STUB_FILE.read_text()})
+    assert results["score"] == 0
+    assert all(test["status"] == "failed" for test in results["tests"])
+
+
+def test_missing_file_says_what_was_submitted(bundle, tmp_path):
+    results = run_autograder(bundle, tmp_path, {"attention_v2.py": "x = 1\n"})
+    assert results["score"] == 0
+    assert "attention_v2.py" in results["tests"][0]["output"] and "attention.py" in results["tests"][0]["output"]
+
+
+def test_crashing_submission_scores_0_with_the_reason(bundle, tmp_path):
+    results = run_autograder(bundle, tmp_path, {"attention.py": "import sys\nsys.exit(3)\n"})
+    assert results["score"] == 0
+    assert "sys.exit(3)" in results["tests"][0]["output"]
