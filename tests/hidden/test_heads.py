@@ -1,0 +1,87 @@
+"""Task `heads` (hidden): merge_heads' layout, non-contiguous inputs, extreme head counts, no mutation."""
+
+import pytest
+
+from tests import inputs, reference
+from tests.feedback import assert_close, assert_unchanged, call
+
+pytestmark = pytest.mark.task("heads")
+HEAD_DIMS = ("b", "h", "t", "e")
+MODEL_DIMS = ("b", "t", "f")
+RESHAPE = "a transposed tensor cannot be view()ed: use reshape(), or .contiguous() before view()"
+
+
+def split_mistakes(x, n_heads):
+    batch, length, d_model = x.shape
+    d_head = d_model // n_heads
+    return {
+        "x was reshaped straight to [B, H, T, d_head]: that mixes positions into heads. "
+        "View it as [B, T, H, d_head], then transpose(1, 2)": x.reshape(batch, n_heads, length, d_head),
+        "the heads are interleaved (feature f went to head f % H): head h must hold the contiguous "
+        "block h*d_head:(h+1)*d_head": x.reshape(batch, length, d_head, n_heads).permute(0, 3, 1, 2),
+    }
+
+
+def merge_mistakes(x):
+    batch, n_heads, length, d_head = x.shape
+    return {
+        "x was reshaped to [B, T, H*d_head] without moving H back next to d_head: transpose(1, 2) first, "
+        "then flatten the last two dims": x.reshape(batch, length, n_heads * d_head),
+        "the heads are interleaved (merged feature e*H + h): flatten [B, T, H, d_head], not [B, T, d_head, H]":
+            x.permute(0, 2, 3, 1).reshape(batch, length, n_heads * d_head),
+    }
+
+
+@pytest.mark.points(2)
+def test_merge_heads_puts_head_h_at_features_h_times_d_head_onwards(submission):
+    """merge_heads(x)[b, t, h*d_head + e] == x[b, h, t, e]."""
+    x = inputs.randn(2, 3, 5, 4, salt=160)
+    got = call(submission.merge_heads, "merge_heads(x [2, 3, 5, 4])", x, hint=RESHAPE)
+    assert_close(got, reference.merge_heads(x), "merge_heads(x [2, 3, 5, 4])", MODEL_DIMS,
+                 layout="[B, T, H * d_head]", hint="transpose(1, 2) to [B, T, H, d_head], then flatten(-2)",
+                 mistakes=merge_mistakes(x))
+
+
+@pytest.mark.points(1)
+def test_merge_heads_of_a_non_contiguous_input(submission):
+    """merge_heads works on a non-contiguous [B, H, T, d_head] view (e.g. a permuted tensor)."""
+    x = inputs.randn(4, 2, 3, 5, salt=161).permute(1, 2, 3, 0)  # [2, 3, 5, 4], non-contiguous
+    label = "merge_heads(x) with x a permuted (non-contiguous) view"
+    got = call(submission.merge_heads, label, x, hint=RESHAPE)
+    assert_close(got, reference.merge_heads(x), label, MODEL_DIMS, layout="[B, T, H * d_head]", hint=RESHAPE,
+                 mistakes=merge_mistakes(x))
+
+
+@pytest.mark.points(1)
+def test_split_heads_of_a_non_contiguous_input(submission):
+    """split_heads works on a non-contiguous [B, T, d_model] view (e.g. a transposed tensor)."""
+    x = inputs.randn(5, 2, 12, salt=162).transpose(0, 1)  # [2, 5, 12], non-contiguous
+    label = "split_heads(x, 3) with x a transposed (non-contiguous) view"
+    got = call(submission.split_heads, label, x, 3, hint=RESHAPE)
+    assert_close(got, reference.split_heads(x, 3), label, HEAD_DIMS, layout="[B, H, T, d_head]", hint=RESHAPE,
+                 mistakes=split_mistakes(x, 3))
+
+
+@pytest.mark.points(1)
+def test_one_head_and_one_feature_per_head(submission):
+    """split_heads and merge_heads work for H = 1 and for H = d_model (d_head = 1)."""
+    x = inputs.randn(2, 5, 12, salt=163)
+    for n_heads, shape in ((1, "[2, 1, 5, 12]"), (12, "[2, 12, 5, 1]")):
+        label = f"split_heads(x [2, 5, 12], {n_heads})"
+        split = call(submission.split_heads, label, x, n_heads,
+                     hint="size-1 dims are real dims: do not squeeze() them away")
+        assert_close(split, reference.split_heads(x, n_heads), label, HEAD_DIMS, layout=f"[B, H, T, d_head] = {shape}",
+                     hint="view as [B, T, H, d_head], then transpose(1, 2)", mistakes=split_mistakes(x, n_heads))
+        label = f"merge_heads(x {shape})"
+        heads = reference.split_heads(x, n_heads).contiguous()
+        merged = call(submission.merge_heads, label, heads, hint="size-1 dims are real dims: do not squeeze() them")
+        assert_close(merged, x, label, MODEL_DIMS, layout="[B, T, H * d_head]",
+                     hint="transpose(1, 2), then flatten(-2)", mistakes=merge_mistakes(heads))
+
+
+@pytest.mark.points(1)
+def test_split_heads_leaves_x_unchanged(submission):
+    """split_heads does not modify its input x in place."""
+    x = inputs.randn(2, 5, 12, salt=164)
+    submission.split_heads(x, 3)
+    assert_unchanged([x], submission.last_args_after[:1], ["x"], "split_heads")

@@ -1,0 +1,172 @@
+"""Task `mha` (hidden): cross-attention, masks, is_causal with Tq != Tk, float64, bias=False, defaults,
+fully blocked rows and determinism, each against torch with the same weights."""
+
+import pytest
+import torch
+
+from tests import inputs, mha_support, reference
+from tests.feedback import assert_close, fail
+
+pytestmark = pytest.mark.task("mha")
+H = 4
+
+
+def cross_inputs(q_len, k_len, salt, d_model=16, dtype=torch.float32, distinct_value=True):
+    query = inputs.randn(2, q_len, d_model, dtype=dtype, salt=salt)
+    key = inputs.randn(2, k_len, d_model, dtype=dtype, salt=salt + 1)
+    value = inputs.randn(2, k_len, d_model, dtype=dtype, salt=salt + 2) if distinct_value else None
+    return query, key, value
+
+
+def check_head_count(got, call, d_model, n_heads):
+    """Name the mix-up of n_heads and d_head (invisible when d_model == n_heads ** 2)."""
+    weights = got[1]
+    d_head = d_model // n_heads
+    if isinstance(weights, torch.Tensor) and weights.dim() == 4 and weights.size(1) == d_head != n_heads:
+        fail(f"{call} weights has shape {tuple(weights.shape)}, expected {n_heads} heads in dim 1 "
+             f"([B, H, Tq, Tk]): the input was split into d_head={d_head} heads of {n_heads} features.\n"
+             f"Hint: split_heads(x, self.n_heads), not split_heads(x, d_model // n_heads).")
+
+
+@pytest.mark.points(2)
+def test_mha_cross_attention_with_more_keys_than_queries(submission):
+    """forward(query [B, Tq, d], key [B, Tk, d], value [B, Tk, d]) with Tq != Tk equals torch's."""
+    module, params = mha_support.build(submission, 24, 3, seed=11)
+    query, key, value = cross_inputs(4, 7, salt=180, d_model=24)
+    text = "MultiHeadAttention(24, 3)(query [2, 4, 24], key [2, 7, 24], value [2, 7, 24])"
+    got = mha_support.run(module, text, query, key, value)
+    check_head_count(got, text, 24, 3)
+    mha_support.compare(got, reference.mha(params, 3, query, key, value), text,
+                        hint="project query with w_q, key with w_k and value with w_v",
+                        mistakes={"the values were projected from key, not value":
+                                  reference.mha(params, 3, query, key, key)})
+
+
+@pytest.mark.points(1)
+def test_mha_with_a_bool_mask_matches_torch(submission):
+    """A bool [Tq, Tk] mask (True = allowed) applies to every batch item and head."""
+    module, params = mha_support.build(submission, 16, H, seed=12)
+    query, key, value = cross_inputs(5, 6, salt=183)
+    mask = inputs.random_bool_mask(5, 6, salt=186)
+    text = "mha(query, key, value, mask=bool_mask [5, 6])"
+    got = mha_support.run(module, text, query, key, value, mask=mask)
+    mha_support.compare(got, reference.mha(params, H, query, key, value, mask=mask), text,
+                        hint="pass the mask on to scaled_dot_product_attention; True = allowed",
+                        mistakes={"the mask is inverted: True means ALLOWED":
+                                  reference.mha_via_sdpa(params, H, query, key, value, mask=~mask)})
+
+
+@pytest.mark.points(1)
+def test_mha_with_an_additive_float_mask_matches_torch(submission):
+    """A floating [Tq, Tk] mask is added to every head's scores."""
+    module, params = mha_support.build(submission, 16, H, seed=13)
+    x = inputs.randn(2, 6, 16, salt=187)
+    mask = inputs.additive_mask(inputs.random_bool_mask(6, 6, salt=188), salt=189)
+    text = "mha(x, mask=float_mask [6, 6])"
+    got = mha_support.run(module, text, x, mask=mask)
+    mha_support.compare(got, reference.mha(params, H, x, mask=mask), text,
+                        hint="pass the float mask on unchanged: it is ADDED to the scores",
+                        mistakes={"the float mask was used as a bool mask (mask == 0 as allowed)":
+                                  reference.mha_via_sdpa(params, H, x, mask=mask == 0)})
+
+
+@pytest.mark.points(1)
+def test_mha_with_a_padding_mask_matches_torch(submission):
+    """A [B, 1, 1, Tk] padding mask blocks the padded keys of each batch item in every head."""
+    module, params = mha_support.build(submission, 16, H, seed=14)
+    x = inputs.randn(2, 6, 16, salt=190)
+    mask = inputs.padding_mask([6, 3], 6)
+    text = "mha(x, mask=padding_mask [2, 1, 1, 6])"
+    got = mha_support.run(module, text, x, mask=mask)
+    mha_support.compare(got, reference.mha(params, H, x, mask=mask), text,
+                        hint="the [B, 1, 1, Tk] mask broadcasts over [B, H, Tq, Tk]: pass it on as it is",
+                        mistakes={"the mask is inverted: True means ALLOWED":
+                                  reference.mha_via_sdpa(params, H, x, mask=~mask)})
+
+
+@pytest.mark.points(1)
+def test_mha_causal_cross_attention_is_top_left_aligned(submission):
+    """forward(query, key, value, is_causal=True) with Tq != Tk lets query i see keys j <= i."""
+    module, params = mha_support.build(submission, 16, H, seed=15)
+    query, key, value = cross_inputs(4, 7, salt=191)
+    text = "mha(query [2, 4, 16], key [2, 7, 16], value, is_causal=True)"
+    got = mha_support.run(module, text, query, key, value, is_causal=True)
+    bottom_right = torch.ones(4, 7, dtype=torch.bool).tril(3)
+    mha_support.compare(got, reference.mha(params, H, query, key, value, is_causal=True), text,
+                        hint="pass is_causal on to scaled_dot_product_attention (a [Tq, Tk] lower triangle)",
+                        mistakes={"the causal mask is bottom-right aligned; is_causal is top-left aligned":
+                                  reference.mha(params, H, query, key, value, mask=bottom_right),
+                                  "is_causal was ignored": reference.mha(params, H, query, key, value)})
+
+
+@pytest.mark.points(1)
+def test_mha_in_float64_matches_torch_to_double_precision(submission):
+    """After module.double(), float64 inputs give float64 results equal to torch's at double precision."""
+    module, params = mha_support.build(submission, 24, 6, dtype=torch.float64, seed=16)
+    x = inputs.randn(2, 6, 24, dtype=torch.float64, salt=194)
+    text = "MultiHeadAttention(24, 6).double()(x, is_causal=True) in float64"
+    got = mha_support.run(module, text, x, is_causal=True)
+    check_head_count(got, text, 24, 6)
+    mha_support.compare(got, reference.mha(params, 6, x, is_causal=True), text,
+                        hint="keep the inputs' dtype (no .float()); compute the scale with math.sqrt")
+
+
+@pytest.mark.points(2)
+def test_mha_without_bias(submission):
+    """MultiHeadAttention(d_model, H, bias=False) has no biases (w_q.bias is None ...) and matches torch."""
+    module = submission.MultiHeadAttention(16, 2, bias=False)
+    for name in ("w_q", "w_k", "w_v", "w_o"):
+        bias = getattr(module, name).bias
+        if bias is not None:
+            fail(f"MultiHeadAttention(16, 2, bias=False).{name}.bias is a tensor of shape {tuple(bias.shape)}, "
+                 f"expected None.\nHint: nn.Linear(d_model, d_model, bias=bias).")
+    module, params = mha_support.build(submission, 16, 2, bias=False, seed=17)
+    x = inputs.randn(2, 5, 16, salt=195)
+    text = "MultiHeadAttention(16, 2, bias=False)(x)"
+    got = mha_support.run(module, text, x)
+    check_head_count(got, text, 16, 2)
+    mha_support.compare(got, reference.mha(params, 2, x, bias=False), text)
+
+
+@pytest.mark.points(1)
+def test_mha_value_defaults_to_key(submission):
+    """forward(query, key) uses key as the value too."""
+    module, params = mha_support.build(submission, 16, H, seed=18)
+    query, key, _ = cross_inputs(5, 5, salt=196, distinct_value=False)
+    text = "mha(query, key) (no value)"
+    got = mha_support.run(module, text, query, key)
+    mha_support.compare(got, reference.mha(params, H, query, key), text,
+                        hint="value = key if value is None else value (after key's own default)",
+                        mistakes={"value defaulted to query; it defaults to key":
+                                  reference.mha(params, H, query, key, query)})
+
+
+@pytest.mark.points(1)
+def test_mha_fully_blocked_rows_give_zero_weights(submission):
+    """A query row whose keys are all blocked gets zero weights in every head, not NaN."""
+    module, params = mha_support.build(submission, 16, H, seed=19)
+    x = inputs.randn(2, 5, 16, salt=199)
+    mask = inputs.random_bool_mask(5, 5, salt=200)
+    mask[2] = False
+    text = "mha(x, mask) with a fully blocked query row"
+    got = mha_support.run(module, text, x, mask=mask)
+    mha_support.compare(got, reference.mha_via_sdpa(params, H, x, mask=mask), text,
+                        hint="a fully blocked row gives zero weights, so its heads are 0 and its output is w_o's bias")
+
+
+@pytest.mark.points(1)
+def test_mha_is_deterministic_in_train_and_eval_mode(submission):
+    """forward gives the same result twice in a row and in train() and eval() mode (no dropout)."""
+    module, params = mha_support.build(submission, 16, H, seed=20)
+    x = inputs.randn(2, 6, 16, salt=201)
+    expected = reference.mha(params, H, x)
+    module.train()
+    first = mha_support.run(module, "mha(x) in train() mode", x)
+    mha_support.compare(first, expected, "mha(x) in train() mode", hint="no dropout: the lab's module has none")
+    second = mha_support.run(module, "mha(x) in train() mode, called again", x)
+    for got, previous, part in zip(second, first, ("output", "weights")):
+        assert_close(got, previous, f"the second call's {part} (vs. the first call)",
+                     hint="the same input must give the same result: no randomness, no state kept between calls")
+    module.eval()
+    evaluated = mha_support.run(module, "mha(x) in eval() mode", x)
+    mha_support.compare(evaluated, expected, "mha(x) in eval() mode")
