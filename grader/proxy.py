@@ -150,7 +150,7 @@ class Submission:
                     "it was stopped"
                 )
             reply = wire.decode(self.conn.recv_bytes(wire.MAX_FRAME))
-        except (EOFError, OSError, wire.ProtocolError) as error:
+        except (EOFError, OSError, wire.ProtocolError):
             code = self.process.poll() if self.process else None
             if code is None and self.process is not None:
                 time.sleep(0.2)

@@ -19,6 +19,7 @@ SHIPPED = (
     "tests/feedback.py",
     "tests/mha_support.py",
     "tests/efficiency.py",
+    "tests/mistakes.py",
     "tests/public",
     "docs/lab.md",
     "docs/grading.md",

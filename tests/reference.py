@@ -99,19 +99,20 @@ def mha_via_sdpa(params, n_heads, query, key=None, value=None, mask=None, is_cau
 
     def project(x, name):
         y = F.linear(x, params[f"{name}.weight"], params.get(f"{name}.bias"))
-        return y.unflatten(-1, (n_heads, -1)).transpose(1, 2)
+        return split_heads(y, n_heads)
 
     q, k, v = project(query, "w_q"), project(key, "w_k"), project(value, "w_v")
     heads, weights = sdpa(q, k, v, mask=mask, is_causal=is_causal)
-    merged = heads.transpose(1, 2).flatten(-2)
+    merged = merge_heads(heads)
     return F.linear(merged, params["w_o.weight"], params.get("w_o.bias")), weights
 
 
 def split_heads(x, n_heads):
-    """[B, T, d_model] -> [B, H, T, d_head]: head h holds features h*d_head:(h+1)*d_head."""
-    return x.unflatten(-1, (n_heads, -1)).transpose(-3, -2)
+    """[B, T, d_model] -> [B, H, T, d_head], head by head: head h holds features h*d_head:(h+1)*d_head."""
+    d_head = x.size(-1) // n_heads
+    return torch.stack([x[..., h * d_head:(h + 1) * d_head] for h in range(n_heads)], dim=-3)
 
 
 def merge_heads(x):
-    """[B, H, T, d_head] -> [B, T, H * d_head]: merged[b, t, h*d_head + e] = x[b, h, t, e]."""
-    return x.transpose(-3, -2).flatten(-2)
+    """[B, H, T, d_head] -> [B, T, H * d_head], head by head: merged[b, t, h*d_head + e] = x[b, h, t, e]."""
+    return torch.cat([x[..., h, :, :] for h in range(x.size(-3))], dim=-1)

@@ -1,29 +1,13 @@
 """Task `heads`: split_heads(x, n_heads) and merge_heads(x)."""
 
 import pytest
-import torch
 
-from tests import inputs
+from tests import inputs, reference
 from tests.feedback import assert_close, check_tensor
+from tests.mistakes import split_mistakes
 
 pytestmark = pytest.mark.task("heads")
 HEAD_DIMS = ("b", "h", "t", "e")
-
-
-def expected_split(x, n_heads):
-    batch, length, d_model = x.shape
-    return x.reshape(batch, length, n_heads, d_model // n_heads).permute(0, 2, 1, 3)
-
-
-def split_mistakes(x, n_heads):
-    batch, length, d_model = x.shape
-    d_head = d_model // n_heads
-    return {
-        "x was reshaped straight to [B, H, T, d_head]: that mixes positions into heads. "
-        "View it as [B, T, H, d_head], then transpose(1, 2)": x.reshape(batch, n_heads, length, d_head),
-        "the heads are interleaved (feature f went to head f % H): head h must hold the contiguous "
-        "block h*d_head:(h+1)*d_head": x.reshape(batch, length, d_head, n_heads).permute(0, 3, 1, 2),
-    }
 
 
 @pytest.mark.points(1)
@@ -38,7 +22,7 @@ def test_split_heads_shape(submission):
 def test_head_h_holds_features_h_times_d_head_onwards(submission):
     """split_heads(x, H)[b, h, t] == x[b, t, h*d_head:(h+1)*d_head]."""
     x = inputs.randn(2, 5, 12, salt=31)
-    assert_close(submission.split_heads(x, 3), expected_split(x, 3), "split_heads(x, 3)", HEAD_DIMS,
+    assert_close(submission.split_heads(x, 3), reference.split_heads(x, 3), "split_heads(x, 3)", HEAD_DIMS,
                  mistakes=split_mistakes(x, 3))
 
 

@@ -1,7 +1,6 @@
 """Task `mha`: MultiHeadAttention(d_model, n_heads, bias=True)."""
 
 import pytest
-import torch
 
 from tests import inputs, mha_support, reference
 from tests.feedback import check_tensor, fail

@@ -6,20 +6,11 @@ import pytest
 
 from tests import inputs, reference
 from tests.feedback import assert_close, check_tensor
+from tests.mistakes import scale_mistakes
 
 pytestmark = pytest.mark.task("scores")
 DIMS = ("b", "h", "i", "j")
 HINT = "scores[..., i, j] = (q[..., i, :] . k[..., j, :]) / sqrt(d); use q @ k.transpose(-2, -1)."
-
-
-def scale_mistakes(q, k):
-    raw = q @ k.transpose(-2, -1)
-    d = q.size(-1)
-    return {
-        "the dot products are not scaled: multiply by 1/sqrt(d)": raw,
-        "scaled by 1/d; the scale is 1/sqrt(d)": raw / d,
-        "multiplied by sqrt(d); divide by it instead": raw * math.sqrt(d),
-    }
 
 
 @pytest.mark.points(1)

@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
