@@ -190,7 +190,7 @@ class Submission:
         if strikes >= 2:
             raise SubmissionTimeout(f"{doing} was not run: it already timed out twice in this run")
         try:
-            return self._request(message, self.call_timeout if not strikes else 1.0, doing)
+            return self._request(message, self.call_timeout if not strikes else min(self.call_timeout, 2.0), doing)
         except SubmissionTimeout:
             self.timed_out[target] = strikes + 1
             raise
