@@ -8,18 +8,13 @@ the catalogue marks it `public`. An `exclusive` mutant (a loop: slow, not wrong)
 own task only. The command also grades the reference (must lose nothing) and the stubs (must score
 nothing), and exits 1 if anything is off.
 
-Until `python -m grader grade --format json` exists, grading is `run_pytest_tasks`: pytest with a
-junit XML report, and each test's points and task read from its markers by this module loaded as a
-pytest plugin (-p grader.mutants).
+Grading goes through the grader itself (grader.grade, as `python -m grader grade --format json`).
 """
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -74,51 +69,38 @@ def materialize(dest_dir, mutants=None, reference=REFERENCE):
     return made
 
 
-# -- grading (small on purpose: to be replaced by `python -m grader grade --format json`) ---------
+# -- grading ---------------------------------------------------------------------------------
+# A suite's result for one attention.py is {task: {"lost": points, "points": available,
+# "failed": [(test name, status, first line of its message), ...]}}.
 
-def pytest_collection_modifyitems(items):
-    """Plugin hook (-p grader.mutants): put each test's task and points into the junit XML."""
-    for item in items:
-        task = item.get_closest_marker("task")
-        points = item.get_closest_marker("points")
-        item.user_properties.append(("task", task.args[0] if task else ""))
-        item.user_properties.append(("points", points.args[0] if points else 0))
+def grader_tasks(impl_dir, suite, timeout=900.0, attempts=2):
+    """Through the grader itself: `python -m grader grade --suite SUITE --format json`."""
+    from grader.grade import grade
+    from grader.score import MISSING
 
-
-def run_pytest_tasks(impl_dir, suite, timeout=900):
-    """{task: [points lost, points available]} for the attention.py in impl_dir under tests/<suite>."""
-    with tempfile.TemporaryDirectory(prefix="mutant-junit-") as tmp:
-        junit = Path(tmp) / "junit.xml"
-        command = [
-            sys.executable, "-m", "pytest", f"tests/{suite}", "--impl", str(impl_dir), "-q",
-            "-p", "no:cacheprovider", "-p", "grader.mutants", "--junitxml", str(junit),
-        ]
-        env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1")
-        env.pop("GRADER_REPORT_FD", None)
-        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-        if done.returncode not in (0, 1) or not junit.exists():
-            raise RuntimeError(
-                f"pytest on tests/{suite} with --impl {impl_dir} exited with {done.returncode}:\n"
-                f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-            )
-        tasks = {}
-        for case in ET.parse(junit).iter("testcase"):
-            props = {p.get("name"): p.get("value") for p in case.iter("property")}
-            entry = tasks.setdefault(props.get("task", ""), [0, 0])
-            points = int(props.get("points", 0))
-            entry[1] += points
-            if case.find("failure") is not None or case.find("error") is not None:
-                entry[0] += points
-        return tasks
+    for _ in range(attempts):
+        report = grade(impl_dir, suite, timeout=timeout)
+        if any(test["message"] != MISSING for test in report["tests"]):
+            break
+    else:  # not one test reported back: the run itself failed, the mutant was never graded
+        raise RuntimeError(f"no test of tests/{suite} reported a result for {impl_dir}; flags: {report['flags']}")
+    tasks = {}
+    for test in report["tests"]:
+        entry = tasks.setdefault(test["task"], {"lost": 0.0, "points": 0.0, "failed": []})
+        entry["points"] += test["max_score"]
+        entry["lost"] += test["max_score"] - test["score"]
+        if test["status"] != "passed":
+            entry["failed"].append((test["name"], test["status"], (test["message"] or "").strip().split("\n")[0]))
+    return tasks
 
 
 def lost(tasks):
     """{task: points lost} for the tasks that lost any."""
-    return {task: entry[0] for task, entry in (tasks or {}).items() if entry[0]}
+    return {task: entry["lost"] for task, entry in (tasks or {}).items() if entry["lost"]}
 
 
 def verdict(mutant, public, hidden):
-    """('CAUGHT' | 'MISSED' | 'n/a', why) from {task: [lost, available]} per suite (None = not run)."""
+    """('CAUGHT' | 'MISSED' | 'n/a', why) from each suite's tasks (None = suite not run)."""
     problems = []
     judged = False
     for suite, tasks, required in (("hidden", hidden, True), ("public", public, mutant.public)):
@@ -127,11 +109,11 @@ def verdict(mutant, public, hidden):
         judged = True
         if not lost(tasks).get(mutant.task):
             problems.append(f"{suite} suite: {mutant.task} loses no points")
-        if mutant.exclusive and set(lost(tasks)) - {mutant.task}:
-            others = ", ".join(sorted(set(lost(tasks)) - {mutant.task}))
-            problems.append(f"{suite} suite: other tasks lose points too ({others})")
+        others = sorted(set(lost(tasks)) - {mutant.task})
+        if mutant.exclusive and others:
+            problems.append(f"{suite} suite: other tasks lose points too ({', '.join(others)})")
     if not judged:
-        return "n/a", "public-only run of a hidden-only mutant"
+        return "n/a", "hidden-only mutant, hidden suite not run"
     return ("MISSED", "; ".join(problems)) if problems else ("CAUGHT", "")
 
 
@@ -139,8 +121,10 @@ def describe(tasks, own=None):
     """'sdpa 8/8, mha 3/8' for the tasks that lost points; the mutant's own task first."""
     if tasks is None:
         return "-"
+    if tasks and all(entry["lost"] == entry["points"] for entry in tasks.values()):
+        return f"everything ({sum(entry['points'] for entry in tasks.values()):g} points)"
     items = sorted(lost(tasks).items(), key=lambda kv: (kv[0] != own, task_order(kv[0])))
-    return ", ".join(f"{task} {points}/{tasks[task][1]}" for task, points in items) or "none"
+    return ", ".join(f"{task} {points:g}/{tasks[task]['points']:g}" for task, points in items) or "none"
 
 
 # -- command line ----------------------------------------------------------------------------
@@ -148,11 +132,28 @@ def describe(tasks, own=None):
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m grader.mutants", description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", choices=("hidden", "public", "both"), default="both")
-    parser.add_argument("--jobs", type=int, default=2, help="pytest runs at a time (default 2)")
+    parser.add_argument("--jobs", type=int, default=2, help="gradings at a time (default 2)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants")
     parser.add_argument("--keep", metavar="DIR", help="write the mutants into DIR and keep them")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--json", metavar="FILE", help="also write every result as JSON")
+    parser.add_argument("--verbose", "-v", action="store_true", help="list each mutant's failing tests")
     return parser
+
+
+def grade_all(targets, suites, jobs):
+    """{(name, suite): tasks} for [(name, folder)] x suites, `jobs` gradings at a time."""
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {(name, suite): pool.submit(grader_tasks, folder, suite) for name, folder in targets for suite in suites}
+        results, errors = {}, {}
+        for number, (key, future) in enumerate(futures.items(), 1):
+            try:
+                results[key] = future.result()
+                outcome = "graded"
+            except Exception as error:  # reported as a failure of the check, never as CAUGHT
+                errors[key] = f"{type(error).__name__}: {error}"
+                outcome = "ERROR grading"
+            print(f"  [{number}/{len(futures)}] {outcome} {key[0]} ({key[1]})", file=sys.stderr, flush=True)
+    return results, errors
 
 
 def main(argv=None):
@@ -172,54 +173,57 @@ def main(argv=None):
             print(f"warning: tests/{suite} has no {', '.join(missing)}", file=sys.stderr)
 
     with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
-        root = Path(args.keep or tmp)
         try:
-            made = materialize(root, mutants)
+            made = materialize(Path(args.keep or tmp), mutants)
         except CatalogueError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
         targets = [("reference", REFERENCE.parent), ("stubs", STUBS)] + [(m.name, folder) for m, folder in made]
-        jobs = [(name, folder, suite) for name, folder in targets for suite in suites]
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futures = {(name, suite): pool.submit(run_pytest_tasks, folder, suite) for name, folder, suite in jobs}
-            results = {}
-            for key, future in futures.items():
-                results[key] = future.result()
-                print(f"  graded {key[0]} ({key[1]})", file=sys.stderr, flush=True)
+        results, errors = grade_all(targets, suites, args.jobs)
 
     def get(name, suite):
         return results.get((name, suite))
 
-    failures = []
+    failures = [f"grading {name} on {suite} failed: {error}" for (name, suite), error in errors.items()]
+    for suite in suites:
+        reference, stubs = get("reference", suite), get("stubs", suite)
+        if reference is None or stubs is None:
+            continue
+        if lost(reference):
+            failures.append(f"the reference loses points under {suite}: {describe(reference)}")
+        scored = sum(entry["points"] - entry["lost"] for entry in stubs.values())
+        if scored:
+            failures.append(f"the stubs score {scored:g} points under {suite}")
     rows = []
-    for name in ("reference", "stubs"):
-        for suite in suites:
-            tasks = get(name, suite)
-            total = sum(entry[1] for entry in tasks.values())
-            lost_points = sum(entry[0] for entry in tasks.values())
-            if name == "reference" and lost_points:
-                failures.append(f"the reference loses {lost_points} points under {suite}: {describe(tasks)}")
-            if name == "stubs" and lost_points != total:
-                failures.append(f"the stubs score {total - lost_points} of {total} points under {suite}")
     for mutant, _ in made:
         status, why = verdict(mutant, get(mutant.name, "public"), get(mutant.name, "hidden"))
+        if any((mutant.name, suite) in errors for suite in suites):
+            status, why = "ERROR", "grading failed (see below)"
         rows.append((mutant, status, why))
         if status == "MISSED":
             failures.append(f"{mutant.name} MISSED: {why}")
 
-    width = max(len(m.name) for m in mutants) + 1
-    header = f"{'mutant':<{width}} {'task':<16} {'pub':<4} " + " ".join(f"{s + ' lost':<34}" for s in suites) + " verdict"
+    width = max([len(m.name) for m in mutants] + [len("reference")]) + 1
+    column = 40
+    header = (f"{'mutant':<{width}} {'task':<16} {'pub':<4} "
+              + " ".join(f"{s + ' suite: points lost':<{column}}" for s in suites) + " verdict")
     print(header)
     print("-" * len(header))
     for name in ("reference", "stubs"):
-        cells = " ".join(f"{describe(get(name, s)):<34}" for s in suites)
+        cells = " ".join(f"{describe(get(name, s)):<{column}}" for s in suites)
         print(f"{name:<{width}} {'':<16} {'':<4} {cells}")
     for mutant, status, why in rows:
-        cells = " ".join(f"{describe(get(mutant.name, s), mutant.task):<34}" for s in suites)
+        cells = " ".join(f"{describe(get(mutant.name, s), mutant.task):<{column}}" for s in suites)
         flag = "yes" if mutant.public else "no"
         print(f"{mutant.name:<{width}} {mutant.task:<16} {flag:<4} {cells} {status}" + (f"  ({why})" if why else ""))
-    counts = {s: sum(1 for _, status, _ in rows if status == s) for s in ("CAUGHT", "MISSED", "n/a")}
+        if args.verbose or status == "MISSED":
+            for suite in suites:
+                for task, entry in sorted((get(mutant.name, suite) or {}).items()):
+                    for test, outcome, message in entry["failed"]:
+                        print(f"      {suite}/{task}: {test} [{outcome}] {message[:150]}")
+    counts = {s: sum(1 for _, status, _ in rows if status == s) for s in ("CAUGHT", "MISSED", "ERROR", "n/a")}
     print(f"\n{counts['CAUGHT']} caught, {counts['MISSED']} missed"
+          + (f", {counts['ERROR']} not graded" if counts["ERROR"] else "")
           + (f", {counts['n/a']} not judged" if counts["n/a"] else "") + f" of {len(rows)} mutants")
     for failure in failures:
         print(f"FAIL: {failure}")
@@ -230,6 +234,7 @@ def main(argv=None):
             "results": {f"{name}:{suite}": tasks for (name, suite), tasks in results.items()},
             "mutants": [{"name": m.name, "task": m.task, "public": m.public, "verdict": status, "why": why}
                         for m, status, why in rows],
+            "errors": {f"{name}:{suite}": error for (name, suite), error in errors.items()},
             "failures": failures,
         }, indent=2))
     return 1 if failures else 0

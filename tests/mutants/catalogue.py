@@ -1,0 +1,371 @@
+"""Realistic student bugs, written as small edits of the reference solution.
+
+Each mutant is the reference solutions/attention.py with a few exact text replacements applied.
+`python -m grader.mutants` (make mutants) grades every mutant and checks that its `task` loses points
+under the hidden suite, and under the public suite too when `public` is True (the most common
+mistakes, which students should be able to see before they submit). Mutants marked `exclusive` must
+lose points in their own task ONLY (a loop is slow, not wrong: only `efficiency` may notice it).
+
+Every `old` text must occur exactly once in the reference: when the reference changes, grader.mutants
+stops with the mutant's name instead of silently testing the unchanged reference.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str  # snake_case id, also the folder name
+    task: str  # the graded task that must lose points (grader/tasks.py)
+    public: bool  # True when tests/public must catch it as well
+    description: str  # one sentence a TA would understand
+    edits: tuple  # ((old, new), ...) exact replacements in solutions/attention.py
+    exclusive: bool = False  # True when no task other than `task` may lose points
+
+
+def mutant(name, task, public, description, *edits, exclusive=False):
+    return Mutant(name, task, public, description, tuple(edits), exclusive)
+
+
+# Lines of the reference that several mutants edit.
+SCORES_MATMUL = "\n    scores = q @ k.transpose(-2, -1)  # (..., Tq, Tk)"
+DEFAULT_SCALE = "        scale = 1.0 / math.sqrt(q.size(-1))" + SCORES_MATMUL
+BOOL_FILL = '            scores = scores.masked_fill(~mask, float("-inf"))  # (..., Tq, Tk)'
+FLOAT_ADD = "            scores = scores + mask  # (..., Tq, Tk)"
+SOFTMAX_TAIL = '''\
+    blocked_rows = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (..., Tq, 1)
+    scores = scores.masked_fill(blocked_rows, 0.0)  # (..., Tq, Tk), finite where a row is blocked
+    weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
+    return weights.masked_fill(blocked_rows, 0.0)
+'''
+CAUSAL_BLOCK = '''\
+    if is_causal:
+        q_len, k_len = scores.shape[-2:]
+        allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)
+        scores = scores.masked_fill(~allowed, float("-inf"))  # (..., Tq, Tk)
+'''
+CAUSAL_ALLOWED = "        allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)"
+SDPA_TAIL = '''\
+    weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+    output = weights @ v  # (..., Tq, dv)
+    return output, weights
+'''
+SPLIT_BODY = '''\
+    heads = x.unflatten(-1, (n_heads, d_model // n_heads))  # (B, T, H, d_head)
+    return heads.transpose(-3, -2)  # (B, H, T, d_head)
+'''
+MERGE_BODY = '''\
+    heads = x.transpose(-3, -2)  # (B, T, H, d_head)
+    return heads.flatten(-2)  # (B, T, H * d_head)
+'''
+SPLIT_RAISE = "    if d_model % n_heads != 0:\n        raise DimensionMismatchError("
+MHA_RAISE = "        if d_model % n_heads != 0:\n            raise DimensionMismatchError("
+MHA_CHECK = '''\
+        if d_model % n_heads != 0:
+            raise DimensionMismatchError(
+                f"d_model={d_model} is not divisible by n_heads={n_heads}"
+            )
+        self.d_model = d_model
+'''
+MHA_DEFAULTS = '''\
+        key = query if key is None else key
+        value = key if value is None else value
+'''
+MHA_SDPA = "        heads, weights = scaled_dot_product_attention(q, k, v, mask, is_causal)  # (B, H, Tq, d_head)"
+
+
+CATALOGUE = (
+    # -- scores ---------------------------------------------------------------------------------
+    mutant(
+        "scores_missing_scale", "scores", True,
+        "attention_scores returns q @ k^T without multiplying by the scale.",
+        ("    return scores * scale\n", "    return scores\n"),
+    ),
+    mutant(
+        "scores_divide_by_d", "scores", True,
+        "The default scale is 1/d instead of 1/sqrt(d).",
+        (DEFAULT_SCALE, "        scale = 1.0 / q.size(-1)" + SCORES_MATMUL),
+    ),
+    mutant(
+        "scores_multiply_by_sqrt_d", "scores", True,
+        "The scores are multiplied by sqrt(d) instead of divided by it.",
+        (DEFAULT_SCALE, "        scale = math.sqrt(q.size(-1))" + SCORES_MATMUL),
+    ),
+    mutant(
+        "scores_explicit_scale_ignored", "scores", True,
+        "An explicit scale= argument is overwritten by 1/sqrt(d).",
+        ("    if scale is None:\n" + DEFAULT_SCALE, "    scale = 1.0 / math.sqrt(q.size(-1))" + SCORES_MATMUL),
+    ),
+    mutant(
+        "scores_transpose_dims_1_2", "scores", True,
+        "k.transpose(1, 2) assumes 3-D inputs; with [B, H, T, d] it swaps heads and positions.",
+        ("    scores = q @ k.transpose(-2, -1)  # (..., Tq, Tk)", "    scores = q @ k.transpose(1, 2)"),
+    ),
+    # -- causal_mask ----------------------------------------------------------------------------
+    mutant(
+        "causal_mask_triu", "causal_mask", True,
+        "The causal mask is upper-triangular (triu): it allows the future and blocks the past.",
+        ("    return ones.tril()\n", "    return ones.triu()\n"),
+    ),
+    mutant(
+        "causal_mask_without_diagonal", "causal_mask", True,
+        "tril(-1) blocks the diagonal, so a token cannot attend to itself.",
+        ("    return ones.tril()\n", "    return ones.tril(-1)\n"),
+    ),
+    mutant(
+        "causal_mask_float", "causal_mask", True,
+        "The causal mask is a float 0/1 matrix instead of a bool one.",
+        ("    ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)  # (T, T)",
+         "    ones = torch.ones(seq_len, seq_len, device=device)  # (T, T)"),
+    ),
+    mutant(
+        "causal_mask_device_ignored", "causal_mask", False,
+        "The device argument is ignored: the mask is always built on the CPU.",
+        ("    ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)  # (T, T)",
+         "    ones = torch.ones(seq_len, seq_len, dtype=torch.bool)  # (T, T)"),
+    ),
+    # -- softmax_weights ------------------------------------------------------------------------
+    mutant(
+        "softmax_wrong_dim", "softmax_weights", True,
+        "The softmax runs over the queries (dim=-2) instead of the keys (dim=-1).",
+        ("    weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)",
+         "    weights = torch.softmax(scores, dim=-2)  # (..., Tq, Tk)"),
+    ),
+    mutant(
+        "mask_after_softmax", "softmax_weights", True,
+        "The bool mask zeroes weights after the softmax, so the allowed weights no longer sum to 1.",
+        (BOOL_FILL, "            pass  # applied after the softmax below"),
+        ("    return weights.masked_fill(blocked_rows, 0.0)\n",
+         "    if mask is not None and mask.dtype == torch.bool:\n"
+         "        weights = weights.masked_fill(~mask, 0.0)\n"
+         "    return weights.masked_fill(blocked_rows, 0.0)\n"),
+    ),
+    mutant(
+        "mask_fill_zero", "softmax_weights", True,
+        "Blocked scores are filled with 0 instead of -inf, so exp(0) still gives them weight.",
+        (BOOL_FILL, "            scores = scores.masked_fill(~mask, 0.0)  # (..., Tq, Tk)"),
+    ),
+    mutant(
+        "bool_mask_inverted", "softmax_weights", True,
+        "The bool mask is read as True = blocked (nn.MultiheadAttention's convention), not True = allowed.",
+        (BOOL_FILL, '            scores = scores.masked_fill(mask, float("-inf"))  # (..., Tq, Tk)'),
+    ),
+    mutant(
+        "float_mask_as_mask_eq_0", "softmax_weights", False,
+        "Every mask goes through masked_fill(mask == 0, -inf), so a float mask blocks its allowed (0.0) keys.",
+        ('''\
+        if mask.dtype == torch.bool:
+''' + BOOL_FILL + '''
+        else:
+''' + FLOAT_ADD + "\n",
+         '''\
+        scores = scores.masked_fill(mask == 0, float("-inf"))  # (..., Tq, Tk)
+'''),
+    ),
+    mutant(
+        "float_mask_ignored", "softmax_weights", False,
+        "A floating (additive) mask is accepted but never added to the scores.",
+        (FLOAT_ADD, "            pass  # float masks ignored"),
+    ),
+    mutant(
+        "nan_on_fully_masked_rows", "softmax_weights", False,
+        "No fix for rows whose keys are all blocked: softmax(-inf, ..., -inf) gives NaN instead of zeros.",
+        (SOFTMAX_TAIL, "    return torch.softmax(scores, dim=-1)  # (..., Tq, Tk)\n"),
+    ),
+    mutant(
+        "in_place_masked_fill", "softmax_weights", False,
+        "masked_fill_ (in place) overwrites the caller's scores tensor with -inf.",
+        (BOOL_FILL, '            scores = scores.masked_fill_(~mask, float("-inf"))  # in place!'),
+    ),
+    # -- sdpa -----------------------------------------------------------------------------------
+    mutant(
+        "is_causal_ignored", "sdpa", True,
+        "scaled_dot_product_attention accepts is_causal but never applies the causal mask.",
+        (CAUSAL_BLOCK, ""),
+    ),
+    mutant(
+        "is_causal_bottom_right", "sdpa", False,
+        "The causal mask is aligned to the bottom-right corner (tril(Tk - Tq)) instead of torch's top-left.",
+        (CAUSAL_ALLOWED,
+         "        allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril(k_len - q_len)"),
+    ),
+    mutant(
+        "is_causal_square_mask", "sdpa", False,
+        "is_causal builds causal_mask(Tq), a square mask that fails when Tq != Tk.",
+        (CAUSAL_ALLOWED, "        allowed = causal_mask(q_len, device=q.device)  # (Tq, Tq)"),
+    ),
+    mutant(
+        "mask_ignored_when_causal", "sdpa", False,
+        "With is_causal=True the causal mask replaces the caller's mask instead of being combined with it.",
+        ('        scores = scores.masked_fill(~allowed, float("-inf"))  # (..., Tq, Tk)',
+         "        mask = allowed  # overwrites the caller's mask"),
+    ),
+    mutant(
+        "sdpa_scale_not_passed", "sdpa", False,
+        "scaled_dot_product_attention drops its scale= argument when computing the scores.",
+        ("    scores = attention_scores(q, k, scale)  # (..., Tq, Tk)",
+         "    scores = attention_scores(q, k)  # (..., Tq, Tk)"),
+    ),
+    mutant(
+        "output_from_scores", "sdpa", True,
+        "The output multiplies v by the raw scores instead of the softmax weights.",
+        ("    output = weights @ v  # (..., Tq, dv)", "    output = scores @ v  # (..., Tq, dv)"),
+    ),
+    mutant(
+        "module_form_drops_is_causal", "sdpa", True,
+        "ScaledDotProductAttention.forward does not pass is_causal on to the function.",
+        ("        return scaled_dot_product_attention(query, key, value, mask=mask, is_causal=is_causal)",
+         "        return scaled_dot_product_attention(query, key, value, mask=mask)"),
+    ),
+    # -- heads ----------------------------------------------------------------------------------
+    mutant(
+        "split_without_transpose", "heads", True,
+        "split_heads reshapes [B, T, d_model] straight to [B, H, T, d_head], mixing positions into heads.",
+        (SPLIT_BODY, "    return x.reshape(x.size(0), n_heads, x.size(1), d_model // n_heads)\n"),
+    ),
+    mutant(
+        "interleaved_heads", "heads", True,
+        "split_heads interleaves the features (feature f goes to head f % H) instead of contiguous blocks.",
+        (SPLIT_BODY, '''\
+    heads = x.unflatten(-1, (d_model // n_heads, n_heads))  # (B, T, d_head, H)
+    return heads.permute(0, 3, 1, 2)  # (B, H, T, d_head)
+'''),
+    ),
+    mutant(
+        "merge_without_inverse_permute", "heads", True,
+        "merge_heads reshapes [B, H, T, d_head] straight to [B, T, d_model] without moving H back first.",
+        (MERGE_BODY, "    return x.reshape(x.size(0), x.size(2), -1)  # (B, T, H * d_head)\n"),
+    ),
+    mutant(
+        "merge_with_view", "heads", True,
+        "merge_heads calls .view on the transposed (non-contiguous) tensor, which raises a RuntimeError.",
+        ("    return heads.flatten(-2)  # (B, T, H * d_head)",
+         "    return heads.view(heads.size(0), heads.size(1), -1)  # (B, T, H * d_head)"),
+    ),
+    # -- divisibility ---------------------------------------------------------------------------
+    mutant(
+        "plain_value_error_everywhere", "divisibility", True,
+        "split_heads and MultiHeadAttention raise a plain ValueError instead of DimensionMismatchError.",
+        (SPLIT_RAISE, "    if d_model % n_heads != 0:\n        raise ValueError("),
+        (MHA_RAISE, "        if d_model % n_heads != 0:\n            raise ValueError("),
+    ),
+    mutant(
+        "plain_value_error_in_mha", "divisibility", True,
+        "MultiHeadAttention.__init__ raises a plain ValueError instead of DimensionMismatchError.",
+        (MHA_RAISE, "        if d_model % n_heads != 0:\n            raise ValueError("),
+    ),
+    mutant(
+        "plain_value_error_in_split_heads", "divisibility", False,
+        "split_heads raises a plain ValueError instead of DimensionMismatchError.",
+        (SPLIT_RAISE, "    if d_model % n_heads != 0:\n        raise ValueError("),
+    ),
+    mutant(
+        "no_divisibility_check_in_mha", "divisibility", True,
+        "MultiHeadAttention.__init__ accepts d_model=16, n_heads=5 (the error only appears in forward).",
+        (MHA_CHECK, "        self.d_model = d_model\n"),
+    ),
+    # -- mha ------------------------------------------------------------------------------------
+    mutant(
+        "missing_w_o", "mha", True,
+        "The merged heads are returned without the output projection w_o.",
+        ("        output = self.w_o(merge_heads(heads))  # (B, Tq, d_model)",
+         "        output = merge_heads(heads)  # (B, Tq, d_model)"),
+    ),
+    mutant(
+        "mha_self_attention_only", "mha", False,
+        "forward ignores key and value and always attends over the query (self-attention only).",
+        (MHA_DEFAULTS, "        key = value = query\n"),
+    ),
+    mutant(
+        "value_defaults_to_query", "mha", False,
+        "When value is omitted it defaults to query instead of key.",
+        ("        value = key if value is None else value\n",
+         "        value = query if value is None else value\n"),
+    ),
+    mutant(
+        "mha_mask_ignored", "mha", False,
+        "forward accepts mask but does not pass it on to scaled_dot_product_attention.",
+        (MHA_SDPA,
+         "        heads, weights = scaled_dot_product_attention(q, k, v, None, is_causal)  # (B, H, Tq, d_head)"),
+    ),
+    mutant(
+        "mha_is_causal_not_passed", "mha", True,
+        "forward accepts is_causal but does not pass it on to scaled_dot_product_attention.",
+        (MHA_SDPA, "        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, Tq, d_head)"),
+    ),
+    mutant(
+        "mha_head_averaged_weights", "mha", True,
+        "forward returns the weights averaged over heads ([B, Tq, Tk]) instead of per head.",
+        ("        return output, weights\n", "        return output, weights.mean(dim=1)\n"),
+    ),
+    mutant(
+        "mha_bias_hardcoded", "mha", False,
+        "The projections always have a bias: the bias=False argument is ignored.",
+        ("        self.w_q = nn.Linear(d_model, d_model, bias=bias)", "        self.w_q = nn.Linear(d_model, d_model)"),
+        ("        self.w_k = nn.Linear(d_model, d_model, bias=bias)", "        self.w_k = nn.Linear(d_model, d_model)"),
+        ("        self.w_v = nn.Linear(d_model, d_model, bias=bias)", "        self.w_v = nn.Linear(d_model, d_model)"),
+        ("        self.w_o = nn.Linear(d_model, d_model, bias=bias)", "        self.w_o = nn.Linear(d_model, d_model)"),
+    ),
+    mutant(
+        "mha_split_with_d_head", "mha", False,
+        "forward splits into d_head heads instead of n_heads (invisible when d_model = n_heads ** 2).",
+        ("split_heads(self.w_q(query), self.n_heads)", "split_heads(self.w_q(query), self.d_model // self.n_heads)"),
+        ("split_heads(self.w_k(key), self.n_heads)", "split_heads(self.w_k(key), self.d_model // self.n_heads)"),
+        ("split_heads(self.w_v(value), self.n_heads)", "split_heads(self.w_v(value), self.d_model // self.n_heads)"),
+    ),
+    # -- efficiency (results stay correct: only `efficiency` may lose points) ---------------------
+    mutant(
+        "sdpa_loop_over_batch_and_heads", "efficiency", True,
+        "scaled_dot_product_attention loops in Python over every (batch, head) pair.",
+        (SDPA_TAIL, '''\
+    if mask is not None:
+        _check_mask(mask, scores)
+        mask = mask.expand(scores.shape).reshape(-1, *scores.shape[-2:])  # (N, Tq, Tk)
+    flat_scores = scores.reshape(-1, *scores.shape[-2:])  # (N, Tq, Tk), N = all leading dims
+    flat_v = v.reshape(-1, *v.shape[-2:])  # (N, Tk, dv)
+    outputs, all_weights = [], []
+    for n in range(flat_scores.size(0)):  # one (batch, head) pair at a time
+        w = attention_weights(flat_scores[n], None if mask is None else mask[n])  # (Tq, Tk)
+        all_weights.append(w)
+        outputs.append(w @ flat_v[n])  # (Tq, dv)
+    weights = torch.stack(all_weights).reshape(scores.shape)
+    output = torch.stack(outputs).reshape(*scores.shape[:-1], v.size(-1))
+    return output, weights
+'''),
+        exclusive=True,
+    ),
+    mutant(
+        "weights_loop_over_positions", "efficiency", True,
+        "attention_weights computes the masked softmax one query position at a time in a Python loop.",
+        (SOFTMAX_TAIL, '''\
+    rows = []
+    for i in range(scores.size(-2)):  # one query position at a time
+        row = scores[..., i, :]  # (..., Tk)
+        blocked = torch.isneginf(row).all(dim=-1, keepdim=True)  # (..., 1)
+        row_weights = torch.softmax(row.masked_fill(blocked, 0.0), dim=-1)
+        rows.append(row_weights.masked_fill(blocked, 0.0))
+    return torch.stack(rows, dim=-2) if rows else torch.softmax(scores, dim=-1)
+'''),
+        exclusive=True,
+    ),
+    mutant(
+        "mha_loop_over_heads", "efficiency", False,
+        "MultiHeadAttention.forward calls scaled_dot_product_attention once per head in a Python loop.",
+        (MHA_SDPA, '''\
+        outputs, all_weights = [], []
+        for h in range(self.n_heads):  # one head at a time
+            head_mask = mask
+            if isinstance(mask, torch.Tensor) and mask.dim() >= 3 and mask.size(-3) > 1:
+                head_mask = mask[..., h : h + 1, :, :]
+            out_h, w_h = scaled_dot_product_attention(
+                q[:, h : h + 1], k[:, h : h + 1], v[:, h : h + 1], head_mask, is_causal
+            )
+            outputs.append(out_h)
+            all_weights.append(w_h)
+        heads = torch.cat(outputs, dim=1)  # (B, H, Tq, d_head)
+        weights = torch.cat(all_weights, dim=1)  # (B, H, Tq, Tk)'''),
+        exclusive=True,
+    ),
+)
+
+BY_NAME = {m.name: m for m in CATALOGUE}
