@@ -233,3 +233,118 @@ class MultiHeadAttention(nn.Module):
         """
         # TODO: project, split_heads, scaled_dot_product_attention, merge_heads, then w_o.
         raise NotImplementedError("MultiHeadAttention.forward is not implemented yet")
+
+
+# ---------------------------------------------------------------------------------------------
+# Bonus task `tiled` (optional, 10 bonus points): attention without the Tq x Tk matrix.
+# ---------------------------------------------------------------------------------------------
+
+def _check_tiled(query, key, value, mask, block_size):
+    _check_qkv(query, key, value)
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0:
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    if mask is not None:
+        scores_like = query.new_empty(()).expand(*query.shape[:-1], key.size(-2))  # (..., Tq, Tk), no memory
+        _check_mask(mask, scores_like)
+
+
+def _mask_block(mask, first_row, start, end):
+    """The part of a mask (broadcastable to [..., Tq, Tk]) for queries first_row: and keys start:end."""
+    if mask.size(-1) != 1:
+        mask = mask[..., start:end]  # (..., Tq or 1, blk)
+    if mask.dim() >= 2 and mask.size(-2) != 1:
+        mask = mask[..., first_row:, :]  # (..., Tq - first_row, blk)
+    return mask
+
+
+def tiled_attention(q, k, v, mask=None, is_causal=False, scale=None, block_size=64):
+    """scaled_dot_product_attention's output, computed one block of keys at a time (online softmax).
+
+    The scores of all queries with one block of block_size keys are computed, used and dropped
+    before the next block: memory grows with Tq x block_size, never with Tq x Tk. Like a
+    FlashAttention forward kernel it updates its running tensors in place, so it is for inference:
+    autograd is not supported (FlashAttention recomputes the blocks in its own backward pass).
+
+    Args:
+        q: [..., Tq, d]. k: [..., Tk, d]. v: [..., Tk, dv] (same leading dims for all three).
+        mask: None, or bool/floating, broadcastable to [..., Tq, Tk] (see attention_weights).
+        is_causal: as in scaled_dot_product_attention (top-left aligned, combined with mask).
+            Key block [s, e) is invisible to queries i < s: it is multiplied with q[..., s:, :]
+            only, and skipped entirely once s >= Tq.
+        scale: None means 1 / sqrt(d).
+        block_size: keys per block.
+
+    Returns:
+        output [..., Tq, dv], equal to scaled_dot_product_attention(q, k, v, ...)[0]; a query row
+        with no allowed key gives zeros.
+    """
+    # TODO: call _check_tiled(q, k, v, mask, block_size). Keep three running tensors per query row:
+    # the largest score seen so far m [..., Tq, 1] (start at -inf), the softmax denominator
+    # l [..., Tq, 1] and the unnormalised output acc [..., Tq, dv] (both start at 0). For each block
+    # of keys (a Python loop over blocks is the point; no loop over batch, heads or queries):
+    # scores of the queries with the block, masked with -inf; m_new = max(m, the block's row max);
+    # l = exp(m - m_new) * l + sum(exp(scores - m_new)); acc = exp(m - m_new) * acc +
+    # exp(scores - m_new) @ v_block; m = m_new. Finally return acc / l.
+    # Hint: a row that has only seen blocked keys has m_new = -inf: subtract 0 there instead, or
+    # -inf - (-inf) = NaN. Rows that never see a key end with l = 0: return zeros for them.
+    # Hint: with is_causal, key block [s, e) only concerns the queries i >= s: use q[..., s:, :],
+    # update rows s: of m, l and acc in place (acc[..., s:, :].mul_(...).add_(...)), and stop once
+    # s >= Tq. The causal piece (cols > rows, from two aranges) only concerns the block's first rows,
+    # those below the diagonal see every key of the block. _mask_block slices a mask for one block.
+    raise NotImplementedError("tiled_attention is not implemented yet")
+
+
+# ---------------------------------------------------------------------------------------------
+# Bonus task `kv_cache` (optional, 10 bonus points): one-token decoding with a key/value cache.
+# ---------------------------------------------------------------------------------------------
+
+class KVCache:
+    """The keys and values of the positions decoded so far, for one attention layer.
+
+    Attributes:
+        keys, values: preallocated buffers, [B, H, max_len, d_head]; positions 0 .. length - 1
+            are filled.
+        length: how many positions are stored.
+        max_len: the buffers' capacity.
+    """
+
+    def __init__(self, batch_size, n_heads, max_len, d_head, dtype=torch.float32, device=None):
+        # TODO: allocate keys and values once, as zeros of shape [B, H, max_len, d_head] with the
+        # given dtype and device; store max_len; length starts at 0.
+        raise NotImplementedError("KVCache.__init__ is not implemented yet")
+
+    def append(self, k, v):
+        """Store new positions' keys and values; return those of every position stored so far.
+
+        Args:
+            k, v: [B, H, T_new, d_head], the new positions (T_new = 1 when decoding).
+
+        Returns:
+            (keys, values), each [B, H, length, d_head] (length counts the new positions): views of
+            the buffers, not copies.
+        """
+        # TODO: write k and v into the buffers at positions length .. length + T_new - 1 (a slice
+        # assignment copies only the new positions; torch.cat would copy the whole prefix again),
+        # advance length, and return the filled part of each buffer.
+        # Hint: raise ValueError when length + T_new > max_len.
+        raise NotImplementedError("KVCache.append is not implemented yet")
+
+
+def decode_step(mha, x_t, cache):
+    """One decoding step of causal self-attention: the newest token attends to every token so far.
+
+    Args:
+        mha: a MultiHeadAttention; its w_q, w_k, w_v and w_o are used.
+        x_t: the new token's features, [B, 1, d_model].
+        cache: this layer's KVCache; the new token's key and value are appended to it.
+
+    Returns:
+        output [B, 1, d_model]. Feeding tokens x[:, 0:1], x[:, 1:2], ... one by one to decode_step
+        gives, step by step, the rows of mha(x, is_causal=True)[0].
+    """
+    # TODO: project ONLY x_t with w_q, w_k and w_v and split each into heads [B, H, 1, d_head];
+    # append the new key and value to the cache; attend with the one query over every cached key
+    # (scaled_dot_product_attention); merge the heads and apply w_o.
+    # Hint: no causal mask here. The new token is the LAST position, so it may see every cached key;
+    # is_causal=True with one query is top-left aligned and would let it see key 0 only.
+    raise NotImplementedError("decode_step is not implemented yet")

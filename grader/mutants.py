@@ -33,9 +33,10 @@ class CatalogueError(Exception):
 def catalogue():
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
+    from tests.mutants.bonus import BONUS
     from tests.mutants.catalogue import CATALOGUE
 
-    return CATALOGUE
+    return CATALOGUE + BONUS
 
 
 def apply(mutant, source, filename="attention.py"):

@@ -21,6 +21,9 @@ TASKS = (
     Task("divisibility", 5, "DimensionMismatchError", ("split_heads", "MultiHeadAttention")),
     Task("mha", 20, "Multi-head attention", ("MultiHeadAttention",)),
     Task("efficiency", 10, "No Python loops", ("scaled_dot_product_attention", "MultiHeadAttention")),
+    # Optional bonus tasks: reported as bonus_score, never part of the core 100 points.
+    Task("tiled", 10, "Tiled attention (bonus)", ("tiled_attention",), bonus=True),
+    Task("kv_cache", 10, "KV-cache decoding (bonus)", ("KVCache", "decode_step"), bonus=True),
 )
 
 BY_ID = {task.id: task for task in TASKS}

@@ -302,3 +302,176 @@ class MultiHeadAttention(nn.Module):
         output = self.w_o(merge_heads(heads))  # (B, Tq, d_model)
         return output, weights
         # END SOLUTION
+
+
+# ---------------------------------------------------------------------------------------------
+# Bonus task `tiled` (optional, 10 bonus points): attention without the Tq x Tk matrix.
+# ---------------------------------------------------------------------------------------------
+
+def _check_tiled(query, key, value, mask, block_size):
+    _check_qkv(query, key, value)
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0:
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    if mask is not None:
+        scores_like = query.new_empty(()).expand(*query.shape[:-1], key.size(-2))  # (..., Tq, Tk), no memory
+        _check_mask(mask, scores_like)
+
+
+def _mask_block(mask, first_row, start, end):
+    """The part of a mask (broadcastable to [..., Tq, Tk]) for queries first_row: and keys start:end."""
+    if mask.size(-1) != 1:
+        mask = mask[..., start:end]  # (..., Tq or 1, blk)
+    if mask.dim() >= 2 and mask.size(-2) != 1:
+        mask = mask[..., first_row:, :]  # (..., Tq - first_row, blk)
+    return mask
+
+
+def tiled_attention(q, k, v, mask=None, is_causal=False, scale=None, block_size=64):
+    """scaled_dot_product_attention's output, computed one block of keys at a time (online softmax).
+
+    The scores of all queries with one block of block_size keys are computed, used and dropped
+    before the next block: memory grows with Tq x block_size, never with Tq x Tk. Like a
+    FlashAttention forward kernel it updates its running tensors in place, so it is for inference:
+    autograd is not supported (FlashAttention recomputes the blocks in its own backward pass).
+
+    Args:
+        q: [..., Tq, d]. k: [..., Tk, d]. v: [..., Tk, dv] (same leading dims for all three).
+        mask: None, or bool/floating, broadcastable to [..., Tq, Tk] (see attention_weights).
+        is_causal: as in scaled_dot_product_attention (top-left aligned, combined with mask).
+            Key block [s, e) is invisible to queries i < s: it is multiplied with q[..., s:, :]
+            only, and skipped entirely once s >= Tq.
+        scale: None means 1 / sqrt(d).
+        block_size: keys per block.
+
+    Returns:
+        output [..., Tq, dv], equal to scaled_dot_product_attention(q, k, v, ...)[0]; a query row
+        with no allowed key gives zeros.
+    """
+    # TODO: call _check_tiled(q, k, v, mask, block_size). Keep three running tensors per query row:
+    # the largest score seen so far m [..., Tq, 1] (start at -inf), the softmax denominator
+    # l [..., Tq, 1] and the unnormalised output acc [..., Tq, dv] (both start at 0). For each block
+    # of keys (a Python loop over blocks is the point; no loop over batch, heads or queries):
+    # scores of the queries with the block, masked with -inf; m_new = max(m, the block's row max);
+    # l = exp(m - m_new) * l + sum(exp(scores - m_new)); acc = exp(m - m_new) * acc +
+    # exp(scores - m_new) @ v_block; m = m_new. Finally return acc / l.
+    # Hint: a row that has only seen blocked keys has m_new = -inf: subtract 0 there instead, or
+    # -inf - (-inf) = NaN. Rows that never see a key end with l = 0: return zeros for them.
+    # Hint: with is_causal, key block [s, e) only concerns the queries i >= s: use q[..., s:, :],
+    # update rows s: of m, l and acc in place (acc[..., s:, :].mul_(...).add_(...)), and stop once
+    # s >= Tq. The causal piece (cols > rows, from two aranges) only concerns the block's first rows,
+    # those below the diagonal see every key of the block. _mask_block slices a mask for one block.
+    # BEGIN SOLUTION
+    _check_tiled(q, k, v, mask, block_size)
+    q_len, k_len = q.size(-2), k.size(-2)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.size(-1))
+    q = q * scale  # (..., Tq, d): scaling the queries once scales every score
+    row_max = q.new_full((*q.shape[:-1], 1), float("-inf"))  # (..., Tq, 1) m, largest score so far
+    row_sum = q.new_zeros((*q.shape[:-1], 1))  # (..., Tq, 1) l, sum of exp(score - m)
+    acc = q.new_zeros((*q.shape[:-1], v.size(-1)))  # (..., Tq, dv) sum of exp(score - m) * v
+    for start in range(0, k_len, block_size):
+        end = min(start + block_size, k_len)
+        first = min(start, q_len) if is_causal else 0  # queries i < start cannot see keys >= start
+        if first == q_len:
+            break  # this block and every later one lie above the diagonal
+        scores = q[..., first:, :] @ k[..., start:end, :].transpose(-2, -1)  # (..., Tq', blk)
+        if mask is not None:
+            block_mask = _mask_block(mask, first, start, end)  # broadcasts to (..., Tq', blk)
+            if block_mask.dtype == torch.bool:
+                scores.masked_fill_(~block_mask, float("-inf"))  # (..., Tq', blk), in place
+            else:
+                scores.add_(block_mask)  # (..., Tq', blk), in place
+        if is_causal:  # only rows i < end - 1 can have keys j > i in this block: the diagonal piece
+            rows = torch.arange(first, min(end, q_len), device=q.device).unsqueeze(-1)  # (n, 1)
+            cols = torch.arange(start, end, device=q.device)  # (blk,)
+            scores[..., : rows.size(0), :].masked_fill_(cols > rows, float("-inf"))  # (..., n, blk)
+        old_max = row_max[..., first:, :]  # (..., Tq', 1), a view: the rows this block updates
+        new_max = torch.maximum(old_max, scores.amax(dim=-1, keepdim=True))  # (..., Tq', 1)
+        shift = new_max.masked_fill(torch.isneginf(new_max), 0.0)  # (..., Tq', 1), finite
+        rescale = torch.exp(old_max - shift)  # (..., Tq', 1), exp(m - m_new) <= 1
+        probs = scores.sub_(shift).exp_()  # (..., Tq', blk), in place; 0.0 where blocked
+        row_sum[..., first:, :].mul_(rescale).add_(probs.sum(dim=-1, keepdim=True))  # (..., Tq', 1)
+        acc[..., first:, :].mul_(rescale).add_(probs @ v[..., start:end, :])  # (..., Tq', dv)
+        old_max.copy_(new_max)  # (..., Tq', 1): row_max now holds m_new
+    return acc / row_sum.masked_fill(row_sum == 0, 1.0)  # (..., Tq, dv); no allowed key -> acc is 0
+    # END SOLUTION
+
+
+# ---------------------------------------------------------------------------------------------
+# Bonus task `kv_cache` (optional, 10 bonus points): one-token decoding with a key/value cache.
+# ---------------------------------------------------------------------------------------------
+
+class KVCache:
+    """The keys and values of the positions decoded so far, for one attention layer.
+
+    Attributes:
+        keys, values: preallocated buffers, [B, H, max_len, d_head]; positions 0 .. length - 1
+            are filled.
+        length: how many positions are stored.
+        max_len: the buffers' capacity.
+    """
+
+    def __init__(self, batch_size, n_heads, max_len, d_head, dtype=torch.float32, device=None):
+        # TODO: allocate keys and values once, as zeros of shape [B, H, max_len, d_head] with the
+        # given dtype and device; store max_len; length starts at 0.
+        # BEGIN SOLUTION
+        shape = (batch_size, n_heads, max_len, d_head)
+        self.keys = torch.zeros(shape, dtype=dtype, device=device)  # (B, H, max_len, d_head)
+        self.values = torch.zeros(shape, dtype=dtype, device=device)  # (B, H, max_len, d_head)
+        self.max_len = max_len
+        self.length = 0
+        # END SOLUTION
+
+    def append(self, k, v):
+        """Store new positions' keys and values; return those of every position stored so far.
+
+        Args:
+            k, v: [B, H, T_new, d_head], the new positions (T_new = 1 when decoding).
+
+        Returns:
+            (keys, values), each [B, H, length, d_head] (length counts the new positions): views of
+            the buffers, not copies.
+        """
+        # TODO: write k and v into the buffers at positions length .. length + T_new - 1 (a slice
+        # assignment copies only the new positions; torch.cat would copy the whole prefix again),
+        # advance length, and return the filled part of each buffer.
+        # Hint: raise ValueError when length + T_new > max_len.
+        # BEGIN SOLUTION
+        end = self.length + k.size(-2)
+        if end > self.max_len:
+            raise ValueError(
+                f"the cache is full: it holds {self.max_len} positions, {self.length} are used and "
+                f"{k.size(-2)} more were appended"
+            )
+        self.keys[:, :, self.length : end] = k  # (B, H, T_new, d_head) written in place
+        self.values[:, :, self.length : end] = v  # (B, H, T_new, d_head) written in place
+        self.length = end
+        return self.keys[:, :, :end], self.values[:, :, :end]  # (B, H, length, d_head) views
+        # END SOLUTION
+
+
+def decode_step(mha, x_t, cache):
+    """One decoding step of causal self-attention: the newest token attends to every token so far.
+
+    Args:
+        mha: a MultiHeadAttention; its w_q, w_k, w_v and w_o are used.
+        x_t: the new token's features, [B, 1, d_model].
+        cache: this layer's KVCache; the new token's key and value are appended to it.
+
+    Returns:
+        output [B, 1, d_model]. Feeding tokens x[:, 0:1], x[:, 1:2], ... one by one to decode_step
+        gives, step by step, the rows of mha(x, is_causal=True)[0].
+    """
+    # TODO: project ONLY x_t with w_q, w_k and w_v and split each into heads [B, H, 1, d_head];
+    # append the new key and value to the cache; attend with the one query over every cached key
+    # (scaled_dot_product_attention); merge the heads and apply w_o.
+    # Hint: no causal mask here. The new token is the LAST position, so it may see every cached key;
+    # is_causal=True with one query is top-left aligned and would let it see key 0 only.
+    # BEGIN SOLUTION
+    q = split_heads(mha.w_q(x_t), mha.n_heads)  # (B, H, 1, d_head)
+    k_new = split_heads(mha.w_k(x_t), mha.n_heads)  # (B, H, 1, d_head)
+    v_new = split_heads(mha.w_v(x_t), mha.n_heads)  # (B, H, 1, d_head)
+    keys, values = cache.append(k_new, v_new)  # (B, H, T, d_head) each, T = tokens so far
+    heads, _ = scaled_dot_product_attention(q, keys, values)  # (B, H, 1, d_head)
+    return mha.w_o(merge_heads(heads))  # (B, 1, d_model)
+    # END SOLUTION

@@ -1,6 +1,7 @@
 """The JSON that classroom-resources/autograding-grading-reporter@v1 reads (see ../shared/formats).
 
-One entry per task, so that Classroom's sum of scores equals our total and its console table agrees;
+One entry per task, so that Classroom's sum of scores equals our total and its console table agrees
+(bonus tasks are entries too, so bonus points add to the sum; max_score is the core's 100);
 an entry whose tests errored (import error, crash) gets status `error`, the only status whose message
 the reporter prints. The step log carries the full summary as well.
 """
@@ -29,7 +30,7 @@ def render(report, **_):
         entries = []
         for task_id, task in report["tasks"].items():
             entries.append({
-                "name": f"{task_id} ({task['title']})",
+                "name": f"{task_id} ({task['title']}{', bonus' if task['bonus'] else ''})",
                 "status": _status(task_id, report["tests"]),
                 "score": round(task["score"], 2),
                 "message": _message(task_id, report["tests"], limit),
@@ -40,8 +41,7 @@ def render(report, **_):
             })
         statuses = {entry["status"] for entry in entries}
         overall = "pass" if statuses <= {"pass"} else ("error" if "error" in statuses else "fail")
-        total = round(sum(task["max_score"] for task in report["tasks"].values()), 2)
-        return json.dumps({"version": 1, "status": overall, "max_score": total or 1, "tests": entries})
+        return json.dumps({"version": 1, "status": overall, "max_score": report["max_score"] or 1, "tests": entries})
 
     text = document(2000)
     return text if len(text) <= LIMIT else document(200)

@@ -86,14 +86,14 @@ def test_calling_torch_attention_is_flagged(graded, name):
     report = graded[0][name]
     assert any(flag.startswith("from-scratch") for flag in report["flags"])
     failing = [test for test in report["tests"] if test["task"] == "sdpa"]
-    assert all("torch's own attention" in test["message"] for test in failing)
+    assert any("torch's own attention" in test["message"] for test in failing)
 
 
 def test_a_missing_function_is_named(graded):
     report = graded[0]["missing_function"]
     messages = [test["message"] for test in report["tests"] if test["status"] != "passed"]
     assert messages and all("merge_heads" in message for message in messages)
-    assert tasks_full(report, ("scores", "causal_mask", "softmax_weights", "sdpa", "mha")) == {}
+    assert tasks_full(report, ("scores", "causal_mask", "softmax_weights", "sdpa")) == {}
 
 
 @pytest.mark.parametrize("name", sorted(SUBMISSIONS) + ["empty_submission"])
@@ -105,13 +105,14 @@ def test_every_format_renders_a_valid_report(graded, name):
     results = json.loads(RENDERERS["gradescope"](report))
     if SCHEMA is not None:
         jsonschema.validate(results, SCHEMA)
-    assert results["score"] == report["score"]
+    assert results["score"] == report["score"] + report.get("bonus_score", 0)
     classroom_text = RENDERERS["classroom"](report)
     assert len(classroom_text) < 98_000
     classroom = json.loads(classroom_text)
     assert classroom["max_score"] > 0 and classroom["tests"]
     assert all(isinstance(test["score"], (int, float)) for test in classroom["tests"])
-    assert round(sum(test["score"] for test in classroom["tests"]), 2) == report["score"]
+    assert round(sum(test["score"] for test in classroom["tests"]), 2) == report["score"] + report.get("bonus_score", 0)
+    assert classroom["max_score"] == report["max_score"] or report["max_score"] == 0
     if report["score"] < report["max_score"]:
         assert classroom["status"] in ("fail", "error")
 

@@ -11,6 +11,7 @@ import pytest
 
 from grader import REPO, gradescope
 from grader.stubs import SOLUTION_FILE, STUB_FILE
+from grader.tasks import TASKS
 
 SCHEMA_FILE = REPO.parent / "shared/formats/gradescope-results.schema.json"
 
@@ -52,16 +53,18 @@ def test_setup_installs_cpu_torch():
     assert "download.pytorch.org/whl/cpu" in setup and "torch==2.13.0" in setup
 
 
-def test_correct_submission_scores_100(bundle, tmp_path):
+def test_correct_submission_scores_100_plus_its_bonus(bundle, tmp_path):
     results = run_autograder(bundle, tmp_path, {"attention.py": SOLUTION_FILE.read_text()})
-    assert results["score"] == 100
+    bonus = sum(task.points for task in TASKS if task.bonus)
+    assert results["score"] == 100 + bonus
+    assert results["extra_data"]["max_score"] == 100
     hidden = [test for test in results["tests"] if "hidden" in test["tags"]]
     assert hidden and {test["visibility"] for test in hidden} == {"after_published"}
 
 
 def test_submission_in_a_subfolder_is_found(bundle, tmp_path):
     results = run_autograder(bundle, tmp_path, {"lab03/src/attention.py": SOLUTION_FILE.read_text()})
-    assert results["score"] == 100
+    assert results["score"] >= 100
 
 
 def test_stub_submission_scores_0(bundle, tmp_path):

@@ -6,13 +6,16 @@ import pytest
 
 from grader import mutants
 from grader.tasks import TASKS
+from tests.mutants.bonus import BONUS
 from tests.mutants.catalogue import CATALOGUE, Mutant
+
+ALL = CATALOGUE + BONUS
 
 
 def test_every_mutant_applies_to_the_reference_and_compiles(tmp_path):
     made = mutants.materialize(tmp_path)
     reference = mutants.REFERENCE.read_text()
-    assert [m.name for m, _ in made] == [m.name for m in CATALOGUE]
+    assert [m.name for m, _ in made] == [m.name for m in ALL]
     for mutant, folder in made:
         source = (folder / "attention.py").read_text()
         assert source != reference, f"{mutant.name} leaves the reference unchanged"
@@ -21,10 +24,10 @@ def test_every_mutant_applies_to_the_reference_and_compiles(tmp_path):
 
 def test_catalogue_entries_are_well_formed():
     task_ids = {task.id for task in TASKS}
-    names = [m.name for m in CATALOGUE]
+    names = [m.name for m in ALL]
     assert len(CATALOGUE) >= 30
     assert len(names) == len(set(names)), "mutant names must be unique"
-    for m in CATALOGUE:
+    for m in ALL:
         assert re.fullmatch(r"[a-z][a-z0-9_]*", m.name), m.name
         assert m.task in task_ids, f"{m.name}: unknown task {m.task!r}"
         assert isinstance(m.public, bool) and m.description.strip(), m.name
@@ -35,7 +38,7 @@ def test_every_core_task_has_mutants_and_some_the_public_suite_must_catch():
     for task in TASKS:
         if task.bonus:
             continue
-        assert any(m.task == task.id for m in CATALOGUE), f"no mutant targets task {task.id}"
+        assert any(m.task == task.id for m in ALL), f"no mutant targets task {task.id}"
     public_tasks = {m.task for m in CATALOGUE if m.public}
     assert public_tasks >= {t.id for t in TASKS if not t.bonus}, "every task needs a public mutant"
 

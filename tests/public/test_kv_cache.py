@@ -1,0 +1,119 @@
+"""Bonus task `kv_cache`: KVCache(batch_size, n_heads, max_len, d_head, dtype=..., device=None) and
+decode_step(mha, x_t [B, 1, d_model], cache) -> output [B, 1, d_model]."""
+
+import pytest
+import torch
+
+from grader.guard import multiply_adds
+from tests import inputs, mha_support, reference
+from tests.feedback import assert_close, call, check_tensor, fail
+
+pytestmark = pytest.mark.task("kv_cache")
+OUT_DIMS = ("b", "t", "f")
+CACHE_DIMS = ("b", "h", "t", "e")
+DECODE_HINT = ("project only x_t, split into heads, cache.append(k, v), then attend with the one query over "
+               "every cached key (no mask), merge the heads and apply w_o")
+
+
+def new_cache(submission, *args, **kwargs):
+    text = f"KVCache({', '.join(map(str, args))}{''.join(f', {k}={v}' for k, v in kwargs.items())})"
+    return call(submission.KVCache, text, *args, **kwargs)
+
+
+def decode(submission, module, x, cache, name="x"):
+    """Feed x [B, T, d_model] to decode_step one token at a time; the T outputs, concatenated: [B, T, d_model]."""
+    outputs = []
+    for t in range(x.size(1)):
+        text = f"decode_step(mha, {name}[:, {t}:{t + 1}], cache)"
+        out = call(submission.decode_step, text, module, x[:, t : t + 1], cache, hint=DECODE_HINT)
+        check_tensor(out, f"{text} output", shape=(x.size(0), 1, x.size(2)), layout="[B, 1, d_model]",
+                     hint="return w_o's output only (not the weights)")
+        outputs.append(out)
+    return torch.cat(outputs, dim=1)
+
+
+def decode_mistakes(params, n_heads, x):
+    """{explanation: outputs} of the classic decoding slips, each a masked full forward pass."""
+    length = x.size(1)
+    past_only = torch.ones(length, length, dtype=torch.bool).tril(-1)
+    first_key_only = torch.zeros(length, length, dtype=torch.bool)
+    first_key_only[:, 0] = True
+    own_key_only = torch.eye(length, dtype=torch.bool)
+    return {
+        "the new token's own key is missing: append k and v to the cache BEFORE attending over it":
+            reference.mha_via_sdpa(params, n_heads, x, mask=past_only)[0],
+        "is_causal=True with one query is top-left aligned and lets it see key 0 only: the newest token may "
+        "see every cached key, so use no mask":
+            reference.mha_via_sdpa(params, n_heads, x, mask=first_key_only)[0],
+        "each token attends to itself only: the cache does not keep the earlier tokens (is length advanced?)":
+            reference.mha_via_sdpa(params, n_heads, x, mask=own_key_only)[0],
+    }
+
+
+@pytest.mark.points(1)
+def test_a_new_cache_is_empty_with_preallocated_buffers(submission):
+    """KVCache(2, 4, 10, 8) has keys and values buffers of shape [2, 4, 10, 8] (float32) and length 0."""
+    cache = new_cache(submission, 2, 4, 10, 8)
+    for name in ("keys", "values"):
+        buffer = getattr(cache, name)
+        check_tensor(buffer, f"KVCache(2, 4, 10, 8).{name}", shape=(2, 4, 10, 8), dtype=torch.float32,
+                     layout="[B, H, max_len, d_head]",
+                     hint="allocate the whole buffer once, in __init__: torch.zeros(B, H, max_len, d_head)")
+    if cache.length != 0:
+        fail(f"a new KVCache has length {cache.length!r}, expected 0 (no position is stored yet)")
+
+
+@pytest.mark.points(1)
+def test_append_writes_new_positions_and_returns_every_stored_one(submission):
+    """append(k, v) with k, v [B, H, T_new, d_head] stores them after the stored positions, advances
+    length and returns (keys, values) [B, H, length, d_head] of every stored position."""
+    cache = new_cache(submission, 2, 3, 10, 4)
+    k1, v1 = inputs.randn(2, 3, 2, 4, salt=500), inputs.randn(2, 3, 2, 4, salt=501)
+    k2, v2 = inputs.randn(2, 3, 1, 4, salt=502), inputs.randn(2, 3, 1, 4, salt=503)
+    call(cache.append, "cache.append(k1, v1) with 2 positions", k1, v1)
+    result = call(cache.append, "cache.append(k2, v2) with 1 position", k2, v2)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        fail(f"cache.append(k, v) should return the pair (keys, values), got {type(result).__name__}")
+    for got, expected, name in ((result[0], torch.cat([k1, k2], dim=2), "keys"),
+                                (result[1], torch.cat([v1, v2], dim=2), "values")):
+        assert_close(got, expected, f"the {name} returned by the second append", CACHE_DIMS,
+                     layout="[B, H, length, d_head] (length = 3)",
+                     hint="write at positions length .. length + T_new - 1, then return buffer[:, :, :length]")
+    if cache.length != 3:
+        fail(f"after appending 2 positions then 1, cache.length is {cache.length!r}, expected 3")
+    assert_close(cache.keys[:, :, :3], torch.cat([k1, k2], dim=2), "cache.keys[:, :, :3]", CACHE_DIMS,
+                 hint="write into the preallocated buffer (self.keys[:, :, start:end] = k), do not replace it")
+
+
+@pytest.mark.points(2)
+def test_decoding_token_by_token_equals_the_causal_forward_pass(submission):
+    """decode_step on tokens 0, 1, ..., T-1 in turn gives, row by row, mha(x, is_causal=True)'s output."""
+    module, params = mha_support.build(submission, 16, 4, seed=50)
+    x = inputs.randn(2, 7, 16, salt=504)
+    cache = new_cache(submission, 2, 4, 7, 4)
+    got = decode(submission, module, x, cache)
+    expected = reference.mha(params, 4, x, is_causal=True)[0]
+    assert_close(got, expected, "the 7 decoded outputs, concatenated", OUT_DIMS, layout="[B, T, d_model]",
+                 hint=DECODE_HINT, mistakes=decode_mistakes(params, 4, x))
+
+
+@pytest.mark.points(1)
+def test_a_decode_step_projects_only_the_new_token(submission):
+    """A step at length 12 multiplies only the new token by w_q, w_k, w_v and w_o: its matrix products do
+    about 4 B d_model^2 + 2 B T d_model multiply-adds, not a projection of the whole prefix."""
+    batch, d_model, n_heads, length = 2, 16, 4, 12
+    module, _ = mha_support.build(submission, d_model, n_heads, seed=51)
+    x = inputs.randn(batch, length, d_model, salt=505)
+    cache = new_cache(submission, batch, n_heads, length, d_model // n_heads)
+    decode(submission, module, x[:, :-1], cache)
+    decode(submission, module, x[:, -1:], cache, name="x_last")
+    stats = submission.last_stats
+    needed = 4 * batch * d_model * d_model + 2 * batch * length * d_model
+    prefix = 3 * batch * length * d_model * d_model
+    if stats["multiply_adds"] > 1.5 * needed:
+        largest = max(stats["op_shapes"], key=lambda op: multiply_adds(op[1], op[2]))
+        fail(f"decode_step at length {length} (B={batch}, d_model={d_model}) ran matrix products totalling "
+             f"{stats['multiply_adds']:,} multiply-adds (for example {largest[0]} {largest[1]} x {largest[2]}); "
+             f"projecting only the new token needs about {needed:,}, projecting the whole prefix again about "
+             f"{prefix:,}.\nHint: the cache already holds the keys and values of the earlier tokens: apply "
+             "w_q, w_k and w_v to x_t [B, 1, d_model] only.")

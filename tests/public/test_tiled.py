@@ -1,0 +1,115 @@
+"""Bonus task `tiled`: tiled_attention(q, k, v, mask=None, is_causal=False, scale=None, block_size=64)
+returns scaled_dot_product_attention's output, computed one block of keys at a time (online softmax)."""
+
+import pytest
+import torch
+
+from tests import inputs, reference
+from tests.feedback import assert_close, call, fail
+
+pytestmark = pytest.mark.task("tiled")
+OUT_DIMS = ("b", "h", "i", "c")
+MIB = 2 ** 20
+HINT = ("for each key block: m_new = max(m, block row max); l = exp(m - m_new) * l + sum(exp(s - m_new)); "
+        "acc = exp(m - m_new) * acc + exp(s - m_new) @ v_block; m = m_new; at the end acc / l")
+
+
+def run(submission, text, *args, **kwargs):
+    """The submission's tiled_attention output; it must be one tensor, not (output, weights)."""
+    got = call(submission.tiled_attention, text, *args, hint=HINT, **kwargs)
+    if isinstance(got, (tuple, list)):
+        fail(f"{text} returned a {type(got).__name__} of {len(got)} items; it returns the output tensor only "
+             "(the whole point is that the weights matrix never exists).")
+    return got
+
+
+def block_slips(q, k, v, block_size):
+    """{explanation: output} of tiled attention with a classic slip (no mask, not causal)."""
+    scale = q.size(-1) ** -0.5
+
+    def blockwise(rescale_sum=True, drop_block_ends=False):
+        top = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype)
+        total = torch.zeros(*q.shape[:-1], 1, dtype=q.dtype)
+        numerator = torch.zeros(*q.shape[:-1], v.size(-1), dtype=q.dtype)
+        for first_key in range(0, k.size(-2), block_size):
+            last_key = min(first_key + block_size - (1 if drop_block_ends else 0), k.size(-2))
+            part = (q @ k[..., first_key:last_key, :].transpose(-2, -1)) * scale
+            if part.size(-1) == 0:
+                continue
+            top_new = torch.maximum(top, part.amax(-1, keepdim=True))
+            decay = (top - top_new).exp()
+            weights = (part - top_new).exp()
+            total = (decay * total if rescale_sum else total) + weights.sum(-1, keepdim=True)
+            numerator = decay * numerator + weights @ v[..., first_key:last_key, :]
+            top = top_new
+        return numerator / total
+
+    return {
+        "the running sum l is not rescaled by exp(m - m_new) when the running max grows": blockwise(rescale_sum=False),
+        "the last key of every full block is skipped: block [s, e) covers keys s .. e - 1, "
+        "with e = min(s + block_size, Tk)": blockwise(drop_block_ends=True),
+    }
+
+
+@pytest.mark.points(1)
+def test_tiled_matches_torch_without_a_mask(submission):
+    """tiled_attention(q, k, v, block_size=32) equals torch's SDPA output, with Tk = 100 not a multiple of 32."""
+    q, k, v = inputs.qkv(lead=(2, 3), q_len=100, k_len=100, d=16, dv=12, salt=400)
+    text = "tiled_attention(q, k, v, block_size=32) with Tq = Tk = 100"
+    got = run(submission, text, q, k, v, block_size=32)
+    assert_close(got, reference.sdpa(q, k, v)[0], text, OUT_DIMS, layout="[B, H, Tq, dv]", hint=HINT,
+                 mistakes=block_slips(q, k, v, 32))
+
+
+@pytest.mark.points(1)
+def test_tiled_matches_torch_with_is_causal(submission):
+    """With is_causal=True (top-left aligned, as torch's), tiled_attention equals torch's SDPA output."""
+    q, k, v = inputs.qkv(lead=(2, 2), q_len=70, k_len=70, d=8, salt=401)
+    text = "tiled_attention(q, k, v, is_causal=True, block_size=16) with T = 70"
+    got = run(submission, text, q, k, v, is_causal=True, block_size=16)
+    wrong_diagonal = torch.ones(70, 70, dtype=torch.bool).tril(-1)
+    assert_close(got, reference.sdpa(q, k, v, is_causal=True)[0], text, OUT_DIMS,
+                 hint="inside key block [s, e), query i may see key j only when j <= i: block the piece "
+                      "where the key positions (arange(s, e)) exceed the query positions",
+                 mistakes={"each query's own key (the diagonal) is blocked: allow j <= i, block only j > i":
+                           reference.sdpa(q, k, v, mask=wrong_diagonal)[0],
+                           "the causal mask is ignored": reference.sdpa(q, k, v)[0]})
+
+
+@pytest.mark.points(1)
+def test_tiled_never_creates_a_tq_by_tk_matrix(submission):
+    """At B=1, H=2, T=1024, d=16 and block_size=64, nothing tiled_attention creates is larger than a
+    few [B, H, Tq, block_size] blocks (without and with is_causal)."""
+    q, k, v = inputs.qkv(lead=(1, 2), q_len=1024, k_len=1024, d=16, salt=404)
+    full = 1 * 2 * 1024 * 1024 * 4
+    block = 1 * 2 * 1024 * 64 * 4
+    for causal in (False, True):
+        text = f"tiled_attention(q, k, v, is_causal={causal}, block_size=64) at B=1, H=2, T=1024, d=16"
+        run(submission, text, q, k, v, is_causal=causal, block_size=64)
+        largest = submission.last_stats["largest_bytes"]
+        if largest > 4 * block:
+            fail(f"{text}: your largest intermediate was {largest / MIB:.2f} MiB; a Tq x Tk score matrix is "
+                 f"{full / MIB:.0f} MiB and one [B, H, Tq, block_size] block of scores {block / MIB:.2f} MiB "
+                 f"(allowed: up to {4 * block / MIB:.0f} MiB).\nHint: compute the scores of one key block at a "
+                 "time and build any mask piece for that block only (mask[..., s:e], or aranges for is_causal); "
+                 "never a [Tq, Tk] tensor, not even a bool causal mask.")
+
+
+@pytest.mark.points(1)
+def test_tiled_causal_skips_the_blocks_above_the_diagonal(submission):
+    """With is_causal=True, the matrix products do about half the multiply-adds of a non-causal call
+    (B=1, H=2, T=1024, block_size=64): keys above the diagonal are never multiplied."""
+    q, k, v = inputs.qkv(lead=(1, 2), q_len=1024, k_len=1024, d=16, salt=405)
+    run(submission, "tiled_attention(q, k, v, block_size=64)", q, k, v, block_size=64)
+    full = submission.last_stats["multiply_adds"]
+    run(submission, "tiled_attention(q, k, v, is_causal=True, block_size=64)", q, k, v, is_causal=True,
+        block_size=64)
+    causal = submission.last_stats["multiply_adds"]
+    if full == 0:
+        fail("tiled_attention ran no matrix product (matmul, @, einsum, bmm): compute each block's scores "
+             "and its weighted sum of values with them.")
+    if causal > 0.65 * full:
+        fail(f"with is_causal=True your matrix products did {causal:,} multiply-adds, {causal / full:.0%} of the "
+             f"{full:,} done without it; skipping the keys above the diagonal brings it to about 53%.\n"
+             "Hint: queries i < s cannot see any key of block [s, e): multiply that block with q[..., s:, :] only, "
+             "and stop once s >= Tq.")
