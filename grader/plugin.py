@@ -79,7 +79,7 @@ GRADED_SUITES = ("public", "hidden")
 
 
 def pytest_collection_modifyitems(session, config, items):
-    graded = [test_meta(item) for item in items if test_meta(item)["suite"] in GRADED_SUITES]
+    graded = [meta for meta in map(test_meta, items) if meta["suite"] in GRADED_SUITES]
     for meta in graded:
         if meta["task"] not in BY_ID:
             raise pytest.UsageError(f"{meta['id']} needs @pytest.mark.task with one of {sorted(BY_ID)}")
