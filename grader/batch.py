@@ -36,7 +36,7 @@ def submissions(root):
 
 def _grade_safely(folder, suite, timeout, tests_dir):
     try:
-        return grade(folder, suite, timeout=timeout, tests_dir=tests_dir)
+        return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False)
     except Exception as error:  # one broken submission never stops the class
         return {"score": 0.0, "max_score": 0.0, "tasks": {}, "tests": [], "impl": str(folder), "suite": suite,
                 "flags": [f"grader error: {type(error).__name__}: {error}"], "execution_time": 0.0}

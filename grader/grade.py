@@ -33,8 +33,8 @@ def missing_report(path, suite, tests_dir=None):
     return build_report(run)
 
 
-def grade(path=REPO / "assignment", suite="public", timeout=600.0, tests_dir=None):
+def grade(path=REPO / "assignment", suite="public", timeout=600.0, tests_dir=None, prespawn=True):
     impl = find_impl(path)
     if impl is None:
         return missing_report(path, suite, tests_dir)
-    return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir))
+    return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, prespawn=prespawn))

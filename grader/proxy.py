@@ -8,9 +8,7 @@ process. A crashed or hung worker fails the call in progress and is restarted fo
 
 import builtins
 import os
-import socket
-import subprocess
-import sys
+import signal
 import tempfile
 import time
 from multiprocessing.connection import Connection
@@ -18,7 +16,8 @@ from pathlib import Path
 
 import torch
 
-from grader import REPO, wire
+from grader import wire
+from grader.spawn import spawn_worker
 
 
 class SubmissionError(Exception):
@@ -74,6 +73,26 @@ def _local_exception_class(name, builtin_bases, cache={}):
     return cache[key]
 
 
+class AdoptedWorker:
+    """A worker the grader started before pytest (so that both import torch at once): not our child,
+    so it can be signalled but not waited for."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def poll(self):
+        return None
+
+    def kill(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait(self):
+        return None
+
+
 class Submission:
     """Proxy for the student's `attention.py`, running in a worker process."""
 
@@ -88,7 +107,7 @@ class Submission:
         self.timed_out = {}
         self.last_stats = None
         self.last_args_after = None
-        self.log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
+        self.log_path = os.environ.get("GRADER_WORKER_LOG") or tempfile.mkstemp(prefix="grader-worker-", suffix=".log")[1]
         self.exception_classes = {}
         self.flags = []
 
@@ -96,20 +115,17 @@ class Submission:
 
     def start(self):
         """Spawn the worker; returns at once (the import runs while the caller goes on)."""
-        parent_sock, child_sock = socket.socketpair()
-        env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1")
-        env.pop("GRADER_REPORT_FD", None)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.worker", str(child_sock.fileno()), self.impl_file],
-            pass_fds=[child_sock.fileno()],
-            stdin=subprocess.DEVNULL,
-            stdout=self.log,
-            stderr=self.log,
-            cwd=os.path.dirname(self.impl_file),
-            env=env,
-        )
-        child_sock.close()
-        self.conn = Connection(parent_sock.detach())
+        with open(self.log_path, "ab") as log:
+            self.process, sock = spawn_worker(self.impl_file, log)
+        self._connect(sock.detach())
+
+    def adopt(self, fd, pid):
+        """Use a worker the grader already started on this file (see grader.run)."""
+        self.process = AdoptedWorker(pid)
+        self._connect(fd)
+
+    def _connect(self, fd):
+        self.conn = Connection(fd)
         self.generation += 1
         self.info = None
 
@@ -134,7 +150,7 @@ class Submission:
 
     def log_tail(self, lines=15):
         try:
-            text = Path(self.log.name).read_text(errors="replace")
+            text = Path(self.log_path).read_text(errors="replace")
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
@@ -157,10 +173,10 @@ class Submission:
                 code = self.process.poll()
             self.stop()
             tail = self.log_tail()
+            how = "" if code is None else f"exit code {code}{'' if code >= 0 else ', killed by a signal'}: "
             raise SubmissionCrashed(
                 f"the process running your code died while {doing} "
-                f"(exit code {code}{'' if code is None or code >= 0 else ', killed by a signal'}: "
-                "a crash, sys.exit/os._exit, or running out of memory)"
+                f"({how}a crash, sys.exit/os._exit, or running out of memory)"
                 + (f"\nlast output:\n{tail}" if tail else "")
             ) from None
         if not isinstance(reply, dict) or "ok" not in reply:

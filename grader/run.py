@@ -19,6 +19,7 @@ from pathlib import Path
 
 from grader import REPO
 from grader.signing import verify
+from grader.spawn import spawn_worker
 
 SUITES = ("public", "hidden")
 
@@ -110,13 +111,24 @@ def collect(run, process, report_fd, key, deadline):
         run.flags.append(f"tampering: {unsigned} unsigned line(s) were written to the grader's report channel")
 
 
-def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, extra_args=(), env=None):
-    """Run one suite (public, hidden or all) on the attention.py at impl; return a RawRun."""
+def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, extra_args=(), env=None, prespawn=True):
+    """Run one suite (public, hidden or all) on the attention.py at impl; return a RawRun.
+
+    prespawn: start the worker here, so that it imports torch while pytest starts (a second faster).
+    It then is this process's child and could reach this process's file descriptors through /proc, so
+    `batch`, which grades several students in one process, leaves it to pytest (prespawn=False).
+    """
     names, tests_dir = suite_paths(suite, tests_dir)
     if not names:
         raise GraderError(f"no test suite {suite!r} under {tests_dir}")
     impl = Path(impl).resolve()
     run = RawRun(impl=str(impl), suites=names)
+    worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
+    worker = None
+    worker_env = {"GRADER_WORKER_LOG": worker_log.name}
+    if prespawn:
+        worker, worker_sock = spawn_worker(impl, worker_log, new_session=True)
+        worker_env.update(GRADER_WORKER_FD=str(worker_sock.fileno()), GRADER_WORKER_PID=str(worker.pid))
     key = secrets.token_bytes(32)
     key_read, key_write = os.pipe()
     report_read, report_write = os.pipe()
@@ -127,12 +139,15 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, extra_args=(
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
         _pytest_command([str(tests_dir / name) for name in names], impl, list(extra_args)),
-        pass_fds=(key_read, report_write), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-        cwd=REPO, start_new_session=True,
-        env=_child_env({"GRADER_KEY_FD": str(key_read), "GRADER_REPORT_FD": str(report_write), **(env or {})}),
+        pass_fds=(key_read, report_write) + ((worker_sock.fileno(),) if worker else ()), stdin=subprocess.DEVNULL,
+        stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
+        env=_child_env({"GRADER_KEY_FD": str(key_read), "GRADER_REPORT_FD": str(report_write),
+                        **worker_env, **(env or {})}),
     )
     os.close(key_read)
     os.close(report_write)
+    if worker:
+        worker_sock.close()
     collect(run, process, report_read, key, started + timeout)
     if not run.timed_out:
         try:
@@ -140,6 +155,10 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, extra_args=(
         except subprocess.TimeoutExpired:
             _kill_group(process)
     _kill_group(process)  # leftovers: a worker that escaped its parent
+    if worker:
+        _kill_group(worker)
+    worker_log.close()
+    os.unlink(worker_log.name)
     run.elapsed = time.monotonic() - started
     log.seek(0)
     run.log = log.read().decode(errors="replace")[-20000:]
