@@ -7,6 +7,8 @@ from tests.feedback import assert_close, check_tensor, fail
 
 DIMS = ("b", "i", "f")
 WEIGHT_DIMS = ("b", "h", "i", "j")
+BUILDS_ON = (". MultiHeadAttention builds on your split_heads, merge_heads and scaled_dot_product_attention: "
+             "if their tests fail too, fix those first.")
 
 
 def build(submission, d_model, n_heads, bias=True, dtype=torch.float32, seed=0):
@@ -33,8 +35,9 @@ def compare(got, expected, call, hint=None, mistakes=None):
     check_tensor(weights, f"{call} weights", shape=expected_weights.shape, layout="[B, H, Tq, Tk] (one map per head)",
                  hint="return the per-head weights from scaled_dot_product_attention, not their mean")
     mistakes = mistakes or {}
-    assert_close(weights, expected_weights, f"{call} weights", WEIGHT_DIMS, hint=hint,
+    assert_close(weights, expected_weights, f"{call} weights", WEIGHT_DIMS,
+                 hint=(hint or "project with w_q and w_k, split_heads, then scaled_dot_product_attention") + BUILDS_ON,
                  mistakes={explanation: pair[1] for explanation, pair in mistakes.items()})
     assert_close(output, expected_output, f"{call} output", DIMS,
-                 hint="merge the heads, then apply w_o" if hint is None else hint,
+                 hint=(hint or "merge the heads, then apply w_o") + BUILDS_ON,
                  mistakes={explanation: pair[0] for explanation, pair in mistakes.items()})
