@@ -43,13 +43,13 @@ def _failure_results(message):
 
 def run(root, hidden_visibility="after_published"):
     """Grade root/submission on every suite into root/results/results.json; always write a file."""
-    from grader.formats import gradescope
-    from grader.grade import grade
-
     root = Path(root)
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
     try:
+        from grader.formats import gradescope
+        from grader.grade import grade
+
         report = grade(root / "submission", "all")
         if report["flags"] and report["flags"][0].startswith("missing"):
             present = sorted(str(p.relative_to(root / "submission")) for p in (root / "submission").rglob("*") if p.is_file())
