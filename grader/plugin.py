@@ -145,7 +145,7 @@ def pytest_runtest_makereport(item, call):
         message = explain(error) if error is not None else str(report.longrepr)
         if isinstance(error, (SubmissionError, pytest.fail.Exception, AssertionError)):
             report.longrepr = message
-    item.stash.setdefault(_RESULTS, []).append((report.when, status, message, report.duration))
+    item.stash.setdefault(_RESULTS, []).append((status, message))
 
 
 _RESULTS = pytest.StashKey()
@@ -161,7 +161,7 @@ def pytest_runtest_protocol(item, nextitem):
     status, message = "error", "the test did not run"
     records = item.stash.get(_RESULTS, [])
     if records:
-        failures = [(s, m) for _, s, m, _ in records if s != "passed"]
+        failures = [(s, m) for s, m in records if s != "passed"]
         status, message = failures[0] if failures else ("passed", "")
     submission = _STATE.get("submission")
     reporter.send({

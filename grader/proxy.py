@@ -138,15 +138,16 @@ class Submission:
         self.process = self.conn = None
 
     def _ensure(self):
+        """Start the worker and import the submission if needed; raise if that import failed."""
         if self.process is None:
             self.start()
         if self.info is None:
             self.info = self._request({"op": "hello"}, self.import_timeout, "importing attention.py")
-            if self.info["import_error"]:
-                self.info["import_error"]["phase"] = "import"
             self.exception_classes = {
                 name: _local_exception_class(name, bases) for name, bases in self.info["exceptions"].items()
             }
+        if self.info["import_error"]:
+            raise SubmissionImportError(describe_import_error(self.info["import_error"]))
 
     def log_tail(self, lines=15):
         try:
@@ -199,8 +200,6 @@ class Submission:
     def call(self, message, doing):
         """Send one request; raise the student's error, a crash or a timeout as SubmissionError."""
         self._ensure()
-        if self.info["import_error"]:
-            raise SubmissionImportError(describe_import_error(self.info["import_error"]))
         target = (message.get("handle") is not None, message.get("name"))
         strikes = self.timed_out.get(target, 0)
         if strikes >= 2:
@@ -230,19 +229,11 @@ class Submission:
         if name.startswith("_"):
             raise AttributeError(name)
         self._ensure()
-        if self.info["import_error"]:
-            raise SubmissionImportError(describe_import_error(self.info["import_error"]))
         if name in self.exception_classes:
             return self.exception_classes[name]
         if name in self.info["functions"] or name in self.info["classes"]:
             return RemoteCallable(self, name)
         raise MissingName(f"attention.py does not define `{name}` (was it renamed or deleted?)")
-
-    def has(self, name):
-        self._ensure()
-        return not self.info["import_error"] and (
-            name in self.info["functions"] or name in self.info["classes"] or name in self.exception_classes
-        )
 
 
 def describe_import_error(error):

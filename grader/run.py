@@ -38,7 +38,6 @@ class RawRun:
     log: str = ""
     elapsed: float = 0.0
     timed_out: bool = False
-    exit_code: int = None
 
 
 def suite_paths(suite, tests_dir=None):
@@ -111,7 +110,25 @@ def collect(run, process, report_fd, key, deadline):
         run.flags.append(f"tampering: {unsigned} unsigned line(s) were written to the grader's report channel")
 
 
-def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, extra_args=(), env=None, prespawn=True):
+def _start_pytest(tests_dir, names, impl, extra_args=(), stdout=subprocess.DEVNULL, pass_fds=(), env=None):
+    """Start pytest on the suites with a fresh one-time key; returns (process, report pipe, key)."""
+    key = secrets.token_bytes(32)
+    key_read, key_write = os.pipe()
+    report_read, report_write = os.pipe()
+    os.write(key_write, key)
+    os.close(key_write)
+    process = subprocess.Popen(
+        _pytest_command([str(Path(tests_dir) / name) for name in names], impl, list(extra_args)),
+        pass_fds=(key_read, report_write, *pass_fds), stdin=subprocess.DEVNULL, stdout=stdout,
+        stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
+        env=_child_env({"GRADER_KEY_FD": str(key_read), "GRADER_REPORT_FD": str(report_write), **(env or {})}),
+    )
+    os.close(key_read)
+    os.close(report_write)
+    return process, report_read, key
+
+
+def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=True):
     """Run one suite (public, hidden or all) on the attention.py at impl; return a RawRun.
 
     prespawn: start the worker here, so that it imports torch while pytest starts (a second faster).
@@ -126,35 +143,24 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, extra_args=(
     worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
     worker = None
     worker_env = {"GRADER_WORKER_LOG": worker_log.name}
+    worker_fds = ()
     if prespawn:
         worker, worker_sock = spawn_worker(impl, worker_log, new_session=True)
         worker_env.update(GRADER_WORKER_FD=str(worker_sock.fileno()), GRADER_WORKER_PID=str(worker.pid))
-    key = secrets.token_bytes(32)
-    key_read, key_write = os.pipe()
-    report_read, report_write = os.pipe()
-    os.write(key_write, key)
-    os.close(key_write)
+        worker_fds = (worker_sock.fileno(),)
     before = fingerprint(tests_dir)
     started = time.monotonic()
     log = tempfile.TemporaryFile()
-    process = subprocess.Popen(
-        _pytest_command([str(tests_dir / name) for name in names], impl, list(extra_args)),
-        pass_fds=(key_read, report_write) + ((worker_sock.fileno(),) if worker else ()), stdin=subprocess.DEVNULL,
-        stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
-        env=_child_env({"GRADER_KEY_FD": str(key_read), "GRADER_REPORT_FD": str(report_write),
-                        **worker_env, **(env or {})}),
-    )
-    os.close(key_read)
-    os.close(report_write)
+    process, report_read, key = _start_pytest(tests_dir, names, impl, stdout=log, pass_fds=worker_fds, env=worker_env)
     if worker:
         worker_sock.close()
     collect(run, process, report_read, key, started + timeout)
     if not run.timed_out:
         try:
-            run.exit_code = process.wait(timeout=10)
+            process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            _kill_group(process)
-    _kill_group(process)  # leftovers: a worker that escaped its parent
+            pass
+    _kill_group(process)  # also leftovers: a worker that escaped its parent
     if worker:
         _kill_group(worker)
     worker_log.close()
@@ -175,20 +181,8 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, extra_args=(
 
 def collect_manifest(tests_dir, names, impl):
     """The suite's tests and points from a collect-only run that starts no worker."""
-    key = secrets.token_bytes(32)
-    key_read, key_write = os.pipe()
-    report_read, report_write = os.pipe()
-    os.write(key_write, key)
-    os.close(key_write)
-    process = subprocess.Popen(
-        _pytest_command([str(Path(tests_dir) / name) for name in names], impl, ["--collect-only"]),
-        pass_fds=(key_read, report_write), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, cwd=REPO, start_new_session=True,
-        env=_child_env({"GRADER_KEY_FD": str(key_read), "GRADER_REPORT_FD": str(report_write),
-                        "GRADER_COLLECT_ONLY": "1"}),
-    )
-    os.close(key_read)
-    os.close(report_write)
+    process, report_read, key = _start_pytest(tests_dir, names, impl, ["--collect-only"],
+                                              env={"GRADER_COLLECT_ONLY": "1"})
     probe = RawRun(impl="", suites=tuple(names))
     collect(probe, process, report_read, key, time.monotonic() + 120)
     _kill_group(process)
