@@ -17,7 +17,6 @@ the lab's shape, T = 4096 and two decoding lengths, in under a minute on 2 cores
 
 import argparse
 import datetime
-import importlib.util
 import math
 import os
 import platform
@@ -33,6 +32,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from grader import REPO
+from grader.figures import load_attention
 
 THREADS = 2
 LAB_SHAPE = (32, 8, 512, 64)  # B, H, T, d
@@ -54,14 +54,7 @@ TARGETS = {
 }
 
 
-def load_reference():
-    spec = importlib.util.spec_from_file_location("reference_attention", REPO / "solutions" / "attention.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-sol = load_reference()
+sol = load_attention(REPO / "solutions")
 
 
 # -- the implementations compared (all causal) ------------------------------------------------------
@@ -480,10 +473,10 @@ def print_section(title, lines):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m grader.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer shapes and repeats (under a minute)")
-    parser.add_argument("--no-write", action="store_true", help="print only; do not write docs/")
-    parser.add_argument("--write", action="store_true", help="with --quick: write docs/ as well")
+    parser.add_argument("--write", action=argparse.BooleanOptionalAction, default=None,
+                        help="write docs/benchmarks.md and its plot (default: yes, except with --quick)")
     args = parser.parse_args(argv)
-    write = not args.no_write and (args.write or not args.quick)
+    write = (not args.quick) if args.write is None else args.write
     torch.set_num_threads(THREADS)
     env = environment()
     started = time.perf_counter()

@@ -13,6 +13,7 @@ try/except cannot swallow them.
 """
 
 import contextlib
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -39,10 +40,7 @@ _MATMULS = {
 
 def multiply_adds(shape_a, shape_b):
     """Multiply-adds of one matrix product: A [..., M, K] times B [..., K, N] (or a vector B [K])."""
-    count = 1
-    for size in shape_a:
-        count *= size
-    return count * (shape_b[-1] if len(shape_b) >= 2 else 1)
+    return math.prod(shape_a) * (shape_b[-1] if len(shape_b) >= 2 else 1)
 
 
 def is_forbidden(name):
