@@ -32,8 +32,10 @@ def test_causal_mask_allows_the_past_and_the_diagonal(submission):
     blocked_past = past & ~got.bool()
     if blocked_past.any():
         i, j = blocked_past.nonzero()[0].tolist()
+        only_diagonal = torch.equal(got.bool(), past.tril(-1))
         hint = ("the diagonal must be allowed: a token attends to itself (use tril(), not tril(-1))"
-                if i == j else "True marks ALLOWED keys; is your mask inverted?")
+                if only_diagonal else
+                "True marks ALLOWED keys (the past and the diagonal: tril); is your mask inverted (triu)?")
         fail(f"causal_mask(6)[{i}, {j}] is False, but query {i} may see key {j} (j <= i).\nHint: {hint}")
 
 
