@@ -107,8 +107,8 @@ def attention_scores(q, k, scale=None):
     _check_qk(q, k)
     if scale is None:
         scale = 1.0 / math.sqrt(q.size(-1))
-    scores = q @ k.transpose(-2, -1)  # (..., Tq, Tk)
-    return scores * scale
+    q = q * scale  # (..., Tq, d): Tq * d multiplications, where scaling the scores takes Tq * Tk
+    return q @ k.transpose(-2, -1)  # (..., Tq, Tk)
     # END SOLUTION
 
 
@@ -157,11 +157,14 @@ def attention_weights(scores, mask=None):
     if mask is not None:
         _check_mask(mask, scores)
         if mask.dtype == torch.bool:
-            scores = scores.masked_fill(~mask, float("-inf"))  # (..., Tq, Tk)
+            scores = torch.where(mask, scores, float("-inf"))  # (..., Tq, Tk)
         else:
             scores = scores + mask  # (..., Tq, Tk)
-    blocked_rows = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (..., Tq, 1)
-    scores = scores.masked_fill(blocked_rows, 0.0)  # (..., Tq, Tk), finite where a row is blocked
+    row_max = scores.amax(dim=-1, keepdim=True)  # (..., Tq, 1)
+    blocked_rows = torch.isneginf(row_max)  # (..., Tq, 1), True where every key is blocked
+    if not blocked_rows.any():
+        return torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
+    scores = scores.masked_fill(blocked_rows, 0.0)  # (..., Tq, Tk), finite: softmax gives no NaN
     weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
     return weights.masked_fill(blocked_rows, 0.0)
     # END SOLUTION
@@ -192,7 +195,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     if is_causal:
         q_len, k_len = scores.shape[-2:]
         allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)
-        scores = scores.masked_fill(~allowed, float("-inf"))  # (..., Tq, Tk)
+        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours
     weights = attention_weights(scores, mask)  # (..., Tq, Tk)
     output = weights @ v  # (..., Tq, dv)
     return output, weights

@@ -28,21 +28,26 @@ def mutant(name, task, public, description, *edits, exclusive=False):
 
 
 # Lines of the reference that several mutants edit.
-SCORES_MATMUL = "\n    scores = q @ k.transpose(-2, -1)  # (..., Tq, Tk)"
-DEFAULT_SCALE = "        scale = 1.0 / math.sqrt(q.size(-1))" + SCORES_MATMUL
-BOOL_FILL = '            scores = scores.masked_fill(~mask, float("-inf"))  # (..., Tq, Tk)'
+SCALE_Q = "    q = q * scale  # (..., Tq, d): Tq * d multiplications, where scaling the scores takes Tq * Tk\n"
+DEFAULT_SCALE = "        scale = 1.0 / math.sqrt(q.size(-1))\n" + SCALE_Q
+BOOL_FILL = '            scores = torch.where(mask, scores, float("-inf"))  # (..., Tq, Tk)'
 FLOAT_ADD = "            scores = scores + mask  # (..., Tq, Tk)"
+FAST_SOFTMAX = "        return torch.softmax(scores, dim=-1)  # (..., Tq, Tk)"
+SOFTMAX = "    weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)"
 SOFTMAX_TAIL = '''\
-    blocked_rows = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (..., Tq, 1)
-    scores = scores.masked_fill(blocked_rows, 0.0)  # (..., Tq, Tk), finite where a row is blocked
-    weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
+    row_max = scores.amax(dim=-1, keepdim=True)  # (..., Tq, 1)
+    blocked_rows = torch.isneginf(row_max)  # (..., Tq, 1), True where every key is blocked
+    if not blocked_rows.any():
+''' + FAST_SOFTMAX + '''
+    scores = scores.masked_fill(blocked_rows, 0.0)  # (..., Tq, Tk), finite: softmax gives no NaN
+''' + SOFTMAX + '''
     return weights.masked_fill(blocked_rows, 0.0)
 '''
 CAUSAL_BLOCK = '''\
     if is_causal:
         q_len, k_len = scores.shape[-2:]
         allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)
-        scores = scores.masked_fill(~allowed, float("-inf"))  # (..., Tq, Tk)
+        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours
 '''
 CAUSAL_ALLOWED = "        allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)"
 SDPA_TAIL = '''\
@@ -79,27 +84,27 @@ CATALOGUE = (
     mutant(
         "scores_missing_scale", "scores", True,
         "attention_scores returns q @ k^T without multiplying by the scale.",
-        ("    return scores * scale\n", "    return scores\n"),
+        (SCALE_Q, ""),
     ),
     mutant(
         "scores_divide_by_d", "scores", True,
         "The default scale is 1/d instead of 1/sqrt(d).",
-        (DEFAULT_SCALE, "        scale = 1.0 / q.size(-1)" + SCORES_MATMUL),
+        (DEFAULT_SCALE, "        scale = 1.0 / q.size(-1)\n" + SCALE_Q),
     ),
     mutant(
         "scores_multiply_by_sqrt_d", "scores", True,
         "The scores are multiplied by sqrt(d) instead of divided by it.",
-        (DEFAULT_SCALE, "        scale = math.sqrt(q.size(-1))" + SCORES_MATMUL),
+        (DEFAULT_SCALE, "        scale = math.sqrt(q.size(-1))\n" + SCALE_Q),
     ),
     mutant(
         "scores_explicit_scale_ignored", "scores", True,
         "An explicit scale= argument is overwritten by 1/sqrt(d).",
-        ("    if scale is None:\n" + DEFAULT_SCALE, "    scale = 1.0 / math.sqrt(q.size(-1))" + SCORES_MATMUL),
+        ("    if scale is None:\n" + DEFAULT_SCALE, "    scale = 1.0 / math.sqrt(q.size(-1))\n" + SCALE_Q),
     ),
     mutant(
         "scores_transpose_dims_1_2", "scores", True,
         "k.transpose(1, 2) assumes 3-D inputs; with [B, H, T, d] it swaps heads and positions.",
-        ("    scores = q @ k.transpose(-2, -1)  # (..., Tq, Tk)", "    scores = q @ k.transpose(1, 2)"),
+        ("    return q @ k.transpose(-2, -1)  # (..., Tq, Tk)", "    return q @ k.transpose(1, 2)"),
     ),
     # -- causal_mask ----------------------------------------------------------------------------
     mutant(
@@ -128,17 +133,17 @@ CATALOGUE = (
     mutant(
         "softmax_wrong_dim", "softmax_weights", True,
         "The softmax runs over the queries (dim=-2) instead of the keys (dim=-1).",
-        ("    weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)",
-         "    weights = torch.softmax(scores, dim=-2)  # (..., Tq, Tk)"),
+        (FAST_SOFTMAX, FAST_SOFTMAX.replace("dim=-1", "dim=-2")),
+        (SOFTMAX, SOFTMAX.replace("dim=-1", "dim=-2")),
     ),
     mutant(
         "mask_after_softmax", "softmax_weights", True,
         "The bool mask zeroes weights after the softmax, so the allowed weights no longer sum to 1.",
         (BOOL_FILL, "            pass  # applied after the softmax below"),
-        ("    return weights.masked_fill(blocked_rows, 0.0)\n",
+        (SOFTMAX_TAIL, SOFTMAX + "\n"
          "    if mask is not None and mask.dtype == torch.bool:\n"
          "        weights = weights.masked_fill(~mask, 0.0)\n"
-         "    return weights.masked_fill(blocked_rows, 0.0)\n"),
+         "    return weights\n"),
     ),
     mutant(
         "mask_fill_zero", "softmax_weights", True,
@@ -197,7 +202,7 @@ CATALOGUE = (
     mutant(
         "mask_ignored_when_causal", "sdpa", False,
         "With is_causal=True the causal mask replaces the caller's mask instead of being combined with it.",
-        ('        scores = scores.masked_fill(~allowed, float("-inf"))  # (..., Tq, Tk)',
+        ('        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours',
          "        mask = allowed  # overwrites the caller's mask"),
     ),
     mutant(
