@@ -160,6 +160,8 @@ def attention_weights(scores, mask=None):
             scores = torch.where(mask, scores, float("-inf"))  # (..., Tq, Tk)
         else:
             scores = scores + mask  # (..., Tq, Tk)
+    if scores.size(-1) == 0:
+        return torch.softmax(scores, dim=-1)  # (..., Tq, 0): no keys, nothing to block
     row_max = scores.amax(dim=-1, keepdim=True)  # (..., Tq, 1)
     blocked_rows = torch.isneginf(row_max)  # (..., Tq, 1), True where every key is blocked
     if not blocked_rows.any():
