@@ -36,6 +36,10 @@ def _matches(got, candidate):
     return bool(torch.allclose(got, candidate.to(got.dtype), equal_nan=True, **tolerance))
 
 
+def _number(value):
+    return f"{value.item() + 0.0:.6g}"  # + 0.0 prints -0.0 as 0
+
+
 def assert_close(got, expected, name, dims=None, layout=None, hint=None, mistakes=None):
     """Fail with the worst entry unless got matches expected within the dtype's tolerance.
 
@@ -50,7 +54,7 @@ def assert_close(got, expected, name, dims=None, layout=None, hint=None, mistake
         index = nan.nonzero()[0]
         text = (
             f"{name} is NaN at {where(index, dims)} ({int(nan.sum())} NaN entries); expected "
-            f"{expected64[tuple(index)].item():.6g}."
+            f"{_number(expected64[tuple(index)])}."
         )
         fail(text + "\nHint: a row whose keys are all blocked must give zeros, not softmax(-inf, ..., -inf) = NaN.")
     error = (got64 - expected64).abs().nan_to_num(float("inf"))
@@ -62,8 +66,8 @@ def assert_close(got, expected, name, dims=None, layout=None, hint=None, mistake
     index = torch.unravel_index(excess.argmax(), got.shape) if got.dim() else ()
     index = [int(i) for i in index]
     text = (
-        f"{name} is wrong at {where(index, dims)}: expected {expected64[tuple(index)].item():.6g}, "
-        f"got {got64[tuple(index)].item():.6g} ({int(bad.sum())} of {bad.numel()} entries are off; "
+        f"{name} is wrong at {where(index, dims)}: expected {_number(expected64[tuple(index)])}, "
+        f"got {_number(got64[tuple(index)])} ({int(bad.sum())} of {bad.numel()} entries are off; "
         f"largest error {error.max().item():.3g}, tolerance atol={tolerance['atol']:g} rtol={tolerance['rtol']:g})."
     )
     for explanation, candidate in (mistakes or {}).items():

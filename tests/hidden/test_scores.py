@@ -29,17 +29,22 @@ def test_scores_accept_2d_3d_and_5d_inputs(submission):
 
 
 @pytest.mark.points(1)
-def test_scores_use_an_explicit_scale_of_2_and_of_1(submission):
-    """attention_scores(q, k, scale=s) multiplies q k^T by s for any s: 2.0 and 1.0 here."""
+def test_scores_use_an_explicit_scale_of_2_1_and_0(submission):
+    """attention_scores(q, k, scale=s) multiplies q k^T by s for any s: 2.0, 1.0 and 0.0 here."""
     q, k, _ = inputs.qkv(lead=(2, 3), q_len=3, k_len=7, d=8, salt=103)
     raw = q @ k.transpose(-2, -1)
-    for scale in (2.0, 1.0):
+    for scale in (2.0, 1.0, 0.0):
         text = f"attention_scores(q, k, scale={scale})"
         got = submission.attention_scores(q, k, scale=scale)
+        if scale == 0.0:
+            mistakes = {"scale=0.0 was replaced by 1/sqrt(d): `if not scale:` is true for 0.0, "
+                        "test `if scale is None:`": raw / math.sqrt(8)}
+        else:
+            mistakes = {"the scale argument is ignored (always 1/sqrt(d))": raw / math.sqrt(8),
+                        "the scores are divided by scale, not multiplied": raw / scale}
         assert_close(got, reference.scores(q, k, scale=scale), text, DIMS, layout="[B, H, Tq, Tk]",
                      hint="when scale is given, use it instead of 1/sqrt(d) (test `scale is None`, not `not scale`)",
-                     mistakes={"the scale argument is ignored (always 1/sqrt(d))": raw / math.sqrt(8),
-                               "the scores are divided by scale, not multiplied": raw / scale})
+                     mistakes=mistakes)
 
 
 @pytest.mark.points(1)

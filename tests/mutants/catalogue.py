@@ -102,6 +102,11 @@ CATALOGUE = (
         ("    if scale is None:\n" + DEFAULT_SCALE, "    scale = 1.0 / math.sqrt(q.size(-1))\n" + SCALE_Q),
     ),
     mutant(
+        "scores_scale_zero_as_none", "scores", False,
+        "`if not scale:` instead of `if scale is None:` replaces an explicit scale=0.0 by 1/sqrt(d).",
+        ("    if scale is None:\n" + DEFAULT_SCALE, "    if not scale:\n" + DEFAULT_SCALE),
+    ),
+    mutant(
         "scores_transpose_dims_1_2", "scores", True,
         "k.transpose(1, 2) assumes 3-D inputs; with [B, H, T, d] it swaps heads and positions.",
         ("    return q @ k.transpose(-2, -1)  # (..., Tq, Tk)", "    return q @ k.transpose(1, 2)"),
