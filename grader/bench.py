@@ -63,19 +63,23 @@ sol = load_attention(REPO / "solutions")
 
 # -- the implementations compared (all causal) ------------------------------------------------------
 
+def causal_softmax(scores):
+    """Out-of-place causal mask, then softmax over the keys, as a first from-scratch version does."""
+    causal = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()  # (Tq, Tk)
+    return torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)  # (..., Tq, Tk)
+
+
 def matmul_form(q, k, v):
     """What a first from-scratch version looks like: q @ k^T, out-of-place mask, softmax, @ v."""
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., Tq, Tk)
-    causal = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril()  # (Tq, Tk)
-    weights = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)  # (..., Tq, Tk)
+    weights = causal_softmax(scores)  # (..., Tq, Tk)
     return weights @ v, weights
 
 
 def einsum_form(q, k, v):
     """The same with einsum."""
     scores = torch.einsum("...id,...jd->...ij", q, k) / math.sqrt(q.size(-1))  # (..., Tq, Tk)
-    causal = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril()  # (Tq, Tk)
-    weights = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)  # (..., Tq, Tk)
+    weights = causal_softmax(scores)  # (..., Tq, Tk)
     return torch.einsum("...ij,...jd->...id", weights, v), weights
 
 
@@ -92,7 +96,7 @@ IMPLEMENTATIONS = {
     NEW_TENSOR: (lambda q, k, v: q.new_empty(*q.shape[:-1], k.size(-2)).fill_(0.0), False),
 }
 # PyTorch's CPU allocator maps a large tensor in 4 KiB pages unless THP_MEM_ALLOC_ENABLE=1, which asks the
-# kernel for 2 MiB pages instead; torch reads the variable once, at its first allocation.
+# kernel for 2 MiB pages instead. Setting it in a running process changes nothing: one child process each.
 ALLOCATORS = {"4 KiB pages": "0", "huge pages": "1"}
 
 
