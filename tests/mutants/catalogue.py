@@ -21,10 +21,13 @@ class Mutant:
     description: str  # one sentence a TA would understand
     edits: tuple  # ((old, new), ...) exact replacements in solutions/attention.py
     exclusive: bool = False  # True when no task other than `task` may lose points
+    # A few words of the "Likely cause: ..." line the public suite prints for this mistake (matched
+    # case-insensitively inside that line); None while the public suite does not name it yet.
+    cause: str | None = None
 
 
-def mutant(name, task, public, description, *edits, exclusive=False):
-    return Mutant(name, task, public, description, tuple(edits), exclusive)
+def mutant(name, task, public, description, *edits, exclusive=False, cause=None):
+    return Mutant(name, task, public, description, tuple(edits), exclusive, cause)
 
 
 # Lines of the reference that several mutants edit.
