@@ -38,7 +38,7 @@ clean:
 # --- instructors and CI (not in the student template) ---------------------------------------------
 JOBS ?= 2
 
-.PHONY: check stubs tooling reference-full-marks stubs-zero mutants notebook figures bench student gradescope
+.PHONY: check stubs tooling reference-full-marks stubs-zero mutants notebook figures bench bench-grade student gradescope
 
 check: tooling reference-full-marks stubs-zero mutants notebook
 
@@ -71,3 +71,6 @@ student: $(PY)
 
 gradescope: $(PY)
 	$(PY) -m grader gradescope dist/gradescope
+
+bench-grade: $(PY)
+	$(PY) -m grader.bench_grade

@@ -36,6 +36,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from grader import REPO
+from grader.bench_grade import marked_section
 from grader.figures import load_attention
 
 THREADS = 2
@@ -391,7 +392,8 @@ def write_markdown(path, env, lab, sweep, decode, figures, quick):
         "",
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    kept = marked_section(path)  # the grading benchmarks' section
+    path.write_text("\n".join(lines) + ("\n" + kept if kept else ""))
 
 
 def draw(path, sweep, decode):
