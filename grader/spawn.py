@@ -14,7 +14,7 @@ def spawn_worker(impl_file, log, new_session=False):
     """Start `python -m grader.worker` on impl_file; returns (process, our end of its socket)."""
     parent_sock, child_sock = socket.socketpair()
     env = {key: value for key, value in os.environ.items() if key not in PRIVATE}
-    env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1")
+    env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")  # print() reaches the log at once
     process = subprocess.Popen(
         [sys.executable, "-m", "grader.worker", str(child_sock.fileno()), str(impl_file)],
         pass_fds=[child_sock.fileno()],
