@@ -42,8 +42,25 @@ def test_scan_finds_a_planted_solution_line(tmp_path):
 
 
 def test_template_is_one_commit_with_no_history(template):
-    log = subprocess.run(["git", "log", "--oneline"], cwd=template, capture_output=True, text=True, check=True)
+    log = subprocess.run(["git", "log", "--oneline", "main"], cwd=template, capture_output=True, text=True, check=True)
     assert len(log.stdout.strip().splitlines()) == 1
+
+
+def test_template_is_left_on_main_with_the_stubs(template):
+    branch = subprocess.run(["git", "branch", "--show-current"], cwd=template, capture_output=True, text=True)
+    assert branch.stdout.strip() == "main"
+    assert (template / "assignment" / "attention.py").read_text() == (REPO / "assignment" / "attention.py").read_text()
+
+
+def test_the_solutions_branch_changes_only_attention_py_and_scores_full_marks(template, tmp_path):
+    changed = subprocess.run(["git", "diff", "--name-only", "main", release.SOLUTIONS_BRANCH], cwd=template,
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert changed == ["assignment/attention.py"]
+    checkout = tmp_path / "solutions"
+    subprocess.run(["git", "clone", "-q", "-b", release.SOLUTIONS_BRANCH, str(template), str(checkout)], check=True)
+    os.symlink(REPO / ".venv", checkout / ".venv")
+    result = subprocess.run(["make", "test"], cwd=checkout, capture_output=True, text=True)
+    assert result.returncode == 0, "make test exits 0 only for full marks:\n" + result.stdout[-3000:]
 
 
 def test_template_makefile_has_no_instructor_targets(template):
