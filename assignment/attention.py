@@ -40,6 +40,8 @@ def _check_tensor(x, name, min_dim=2):
 def _check_qk(q, k):
     _check_tensor(q, "q")
     _check_tensor(k, "k")
+    if q.dtype != k.dtype:
+        raise ValueError(f"q and k must have the same dtype, got q {q.dtype} and k {k.dtype}")
     if q.size(-1) != k.size(-1):
         raise ValueError(
             f"q and k must have the same last dim (features per head), got q {tuple(q.shape)} "
@@ -50,6 +52,8 @@ def _check_qk(q, k):
 def _check_qkv(q, k, v):
     _check_qk(q, k)
     _check_tensor(v, "v")
+    if v.dtype != q.dtype:
+        raise ValueError(f"v must have the dtype of q and k, {q.dtype}, got v {v.dtype}")
     if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
         raise ValueError(
             f"q, k and v must have the same leading (batch) dims, got q {tuple(q.shape)}, "
@@ -81,9 +85,52 @@ def _check_mask(mask, scores):
         )
 
 
+def _check_mask_for(mask, q, k):
+    """_check_mask against the scores of q and k ([..., Tq, Tk], q's dtype) without computing them."""
+    scores_like = q.new_empty(()).expand(*q.shape[:-1], k.size(-2))  # (..., Tq, Tk), no memory
+    _check_mask(mask, scores_like)
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_seq_len(seq_len):
+    if not _is_int(seq_len) or seq_len < 0:
+        raise ValueError(f"seq_len must be a non-negative int, got {seq_len!r}")
+
+
 def _check_n_heads(d_model, n_heads):
-    if not isinstance(n_heads, int) or n_heads <= 0:
+    if not _is_int(n_heads) or n_heads <= 0:
         raise ValueError(f"n_heads must be a positive int, got {n_heads!r}")
+
+
+def _check_mha_inputs(query, key, value, d_model):
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        _check_tensor(x, name, min_dim=0)
+        if x.dim() != 3 or x.size(-1) != d_model:
+            raise ValueError(f"{name} must be [B, T, d_model={d_model}], got shape {tuple(x.shape)}")
+    if not query.size(0) == key.size(0) == value.size(0):
+        raise ValueError(
+            f"query, key and value must have the same batch size B (dim 0), got query {tuple(query.shape)}, "
+            f"key {tuple(key.shape)} and value {tuple(value.shape)}"
+        )
+    if key.size(1) != value.size(1):
+        raise ValueError(
+            f"key and value must have the same number of positions Tk (dim 1), got key {tuple(key.shape)} "
+            f"and value {tuple(value.shape)}"
+        )
+
+
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def _in_float32(q, k, v, mask):
+    """q, k, v and a floating mask in float32, for half-precision inputs (float16 overflows past 65504)."""
+    if mask is not None:
+        _check_mask_for(mask, q, k)
+        mask = mask if mask.dtype == torch.bool else mask.float()
+    return q.float(), k.float(), v.float(), mask
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,7 +167,8 @@ def causal_mask(seq_len, device=None):
     Returns:
         mask, bool [T, T]: True on and below the diagonal (allowed), False above it (the future).
     """
-    # TODO: a lower-triangular bool matrix; torch.tril or torch.ones(...).tril() help.
+    # TODO: call _check_seq_len(seq_len), then build a lower-triangular bool matrix; torch.tril or
+    # torch.ones(...).tril() help.
     raise NotImplementedError("causal_mask is not implemented yet")
 
 
@@ -160,7 +208,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
         scale: None means 1 / sqrt(d).
 
     Returns:
-        (output [..., Tq, dv], weights [..., Tq, Tk]).
+        (output [..., Tq, dv], weights [..., Tq, Tk]). float16 and bfloat16 inputs are computed in
+        float32, as torch does (a float16 score overflows past 65504), and returned in their dtype.
     """
     # TODO: _check_qkv(q, k, v), then scores -> (causal) mask -> weights -> weighted sum of v.
     # No Python loops over batch, heads or positions.
@@ -231,7 +280,8 @@ class MultiHeadAttention(nn.Module):
         Returns:
             (output [B, Tq, d_model], weights [B, H, Tq, Tk]).
         """
-        # TODO: project, split_heads, scaled_dot_product_attention, merge_heads, then w_o.
+        # TODO: fill in the default key and value and call _check_mha_inputs(query, key, value, d_model);
+        # then project, split_heads, scaled_dot_product_attention, merge_heads, then w_o.
         raise NotImplementedError("MultiHeadAttention.forward is not implemented yet")
 
 
@@ -244,13 +294,20 @@ def _check_tiled(query, key, value, mask, block_size):
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0:
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
     if mask is not None:
-        scores_like = query.new_empty(()).expand(*query.shape[:-1], key.size(-2))  # (..., Tq, Tk), no memory
-        _check_mask(mask, scores_like)
+        _check_mask_for(mask, query, key)
+    inputs = {"q": query, "k": key, "v": value, "mask": mask}
+    needing_grad = [name for name, x in inputs.items() if x is not None and x.requires_grad]
+    if needing_grad and torch.is_grad_enabled():
+        raise ValueError(
+            f"tiled_attention is inference-only (it updates its running tensors in place, which autograd "
+            f"cannot differentiate), but requires_grad is set on {', '.join(needing_grad)}: call it under "
+            f"torch.no_grad() or with detached tensors, and train with scaled_dot_product_attention"
+        )
 
 
 def _mask_block(mask, first_row, start, end):
     """The part of a mask (broadcastable to [..., Tq, Tk]) for queries first_row: and keys start:end."""
-    if mask.size(-1) != 1:
+    if mask.dim() >= 1 and mask.size(-1) != 1:
         mask = mask[..., start:end]  # (..., Tq or 1, blk)
     if mask.dim() >= 2 and mask.size(-2) != 1:
         mask = mask[..., first_row:, :]  # (..., Tq - first_row, blk)
@@ -262,8 +319,10 @@ def tiled_attention(q, k, v, mask=None, is_causal=False, scale=None, block_size=
 
     The scores of all queries with one block of block_size keys are computed, used and dropped
     before the next block: memory grows with Tq x block_size, never with Tq x Tk. Like a
-    FlashAttention forward kernel it updates its running tensors in place, so it is for inference:
-    autograd is not supported (FlashAttention recomputes the blocks in its own backward pass).
+    FlashAttention forward kernel it updates its running tensors in place, so it is inference-only:
+    with grad enabled, an input that requires grad is refused with a ValueError (FlashAttention
+    recomputes the blocks in a backward pass of its own, which this function does not have).
+    float16 and bfloat16 inputs are computed in float32, as in scaled_dot_product_attention.
 
     Args:
         q: [..., Tq, d]. k: [..., Tk, d]. v: [..., Tk, dv] (same leading dims for all three).
@@ -298,6 +357,43 @@ def tiled_attention(q, k, v, mask=None, is_causal=False, scale=None, block_size=
 # Bonus task `kv_cache` (optional, 10 bonus points): one-token decoding with a key/value cache.
 # ---------------------------------------------------------------------------------------------
 
+def _check_append(cache, k, v):
+    batch, n_heads, _, d_head = cache.keys.shape
+    for name, x in (("k", k), ("v", v)):
+        _check_tensor(x, name, min_dim=0)
+        if x.dim() != 4 or (x.size(0), x.size(1), x.size(3)) != (batch, n_heads, d_head):
+            raise ValueError(
+                f"{name} must be [B={batch}, H={n_heads}, T_new, d_head={d_head}] to fit the cache, "
+                f"got shape {tuple(x.shape)}"
+            )
+    if k.size(2) != v.size(2):
+        raise ValueError(
+            f"k and v must hold the same number of new positions T_new (dim 2), got k {tuple(k.shape)} "
+            f"and v {tuple(v.shape)}"
+        )
+    if cache.length + k.size(2) > cache.max_len:
+        raise ValueError(
+            f"the cache is full: it holds {cache.max_len} positions, {cache.length} are used and "
+            f"{k.size(2)} more were appended"
+        )
+
+
+def _check_decode_step(mha, x_t, cache):
+    d_model, n_heads = mha.w_q.in_features, mha.n_heads
+    _check_tensor(x_t, "x_t", min_dim=0)
+    if x_t.dim() != 3 or x_t.size(1) != 1 or x_t.size(2) != d_model:
+        raise ValueError(
+            f"x_t must be one new token per sequence, [B, 1, d_model={d_model}], got shape "
+            f"{tuple(x_t.shape)}: decode_step takes the tokens one at a time"
+        )
+    batch, cache_heads, _, d_head = cache.keys.shape
+    if (batch, cache_heads, d_head) != (x_t.size(0), n_heads, d_model // n_heads):
+        raise ValueError(
+            f"the cache must be [B={x_t.size(0)}, H={n_heads}, max_len, d_head={d_model // n_heads}] for x_t "
+            f"{tuple(x_t.shape)} and this module, got cache.keys {tuple(cache.keys.shape)}"
+        )
+
+
 class KVCache:
     """The keys and values of the positions decoded so far, for one attention layer.
 
@@ -321,12 +417,12 @@ class KVCache:
 
         Returns:
             (keys, values), each [B, H, length, d_head] (length counts the new positions): views of
-            the buffers, not copies.
+            the buffers, not copies. ValueError when k or v does not fit the buffers or the cache is full.
         """
-        # TODO: write k and v into the buffers at positions length .. length + T_new - 1 (a slice
-        # assignment copies only the new positions; torch.cat would copy the whole prefix again),
-        # advance length, and return the filled part of each buffer.
-        # Hint: raise ValueError when length + T_new > max_len.
+        # TODO: call _check_append(self, k, v) (it raises ValueError for a wrong shape or when the new
+        # positions do not fit); write k and v into the buffers at positions length .. length + T_new - 1
+        # (a slice assignment copies only the new positions; torch.cat would copy the whole prefix
+        # again), advance length, and return the filled part of each buffer.
         raise NotImplementedError("KVCache.append is not implemented yet")
 
 
@@ -335,16 +431,18 @@ def decode_step(mha, x_t, cache):
 
     Args:
         mha: a MultiHeadAttention; its w_q, w_k, w_v and w_o are used.
-        x_t: the new token's features, [B, 1, d_model].
-        cache: this layer's KVCache; the new token's key and value are appended to it.
+        x_t: the new token's features, [B, 1, d_model] (ValueError for any other shape: one token
+            per step keeps the decoding causal).
+        cache: this layer's KVCache, [B, H, max_len, d_head] with mha's H and d_head; the new
+            token's key and value are appended to it.
 
     Returns:
         output [B, 1, d_model]. Feeding tokens x[:, 0:1], x[:, 1:2], ... one by one to decode_step
         gives, step by step, the rows of mha(x, is_causal=True)[0].
     """
-    # TODO: project ONLY x_t with w_q, w_k and w_v and split each into heads [B, H, 1, d_head];
-    # append the new key and value to the cache; attend with the one query over every cached key
-    # (scaled_dot_product_attention); merge the heads and apply w_o.
+    # TODO: call _check_decode_step(mha, x_t, cache). Project ONLY x_t with w_q, w_k and w_v and
+    # split each into heads [B, H, 1, d_head]; append the new key and value to the cache; attend with
+    # the one query over every cached key (scaled_dot_product_attention); merge the heads, apply w_o.
     # Hint: no causal mask here. The new token is the LAST position, so it may see every cached key;
     # is_causal=True with one query is top-left aligned and would let it see key 0 only.
     raise NotImplementedError("decode_step is not implemented yet")
