@@ -67,7 +67,7 @@ bench: $(PY)
 	$(PY) -m grader.bench
 
 student: $(PY)
-	$(PY) -m grader release dist/student
+	$(PY) -m grader release dist/student $(if $(GITHUB_REPO),--github $(GITHUB_REPO))
 
 gradescope: $(PY)
 	$(PY) -m grader gradescope dist/gradescope

@@ -51,7 +51,7 @@ def cmd_batch(args):
 def cmd_release(args):
     from grader.release import release
 
-    print(f"student template written to {release(args.dest, git=not args.no_git)}")
+    print(f"student template written to {release(args.dest, git=not args.no_git, github=args.github)}")
     return 0
 
 
@@ -100,6 +100,8 @@ def build_parser():
     release = commands.add_parser("release", help="build the student template repository in DEST")
     release.add_argument("dest")
     release.add_argument("--no-git", action="store_true", help="do not make it a one-commit git repository")
+    release.add_argument("--github", default="COURSE/lab03-template", metavar="OWNER/NAME",
+                         help="the template's GitHub repository, for the Open in Colab links")
     release.set_defaults(run=cmd_release)
 
     bundle = commands.add_parser("gradescope", help="build DEST/autograder.zip for Gradescope")

@@ -1,4 +1,9 @@
-"""assignment/playground.ipynb, generated from grader/playground_source.py.
+"""assignment/playground.ipynb, built by jupytext from grader/playground_source.py.
+
+The source is a jupytext percent-format script paired with the notebook (`formats:` in its header):
+"# %% [markdown]" starts a text cell, "# %%" a code cell. Edit the script, or edit the notebook in
+Jupyter and run `jupytext --sync grader/playground_source.py`; then `build`. The notebook calls only
+the student's attention.py and torch: no solution code goes into the source.
 
     python -m grader.notebook build          write the notebook (no outputs)
     python -m grader.notebook check          exit 1 if the committed notebook is stale
@@ -10,12 +15,13 @@ notebook picks up that copy.
 """
 
 import argparse
-import re
+import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+import jupytext
 import nbformat
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpecManager
@@ -31,46 +37,34 @@ METADATA = {
 }
 
 
-def parse_cells(text):
-    """[(kind, source)] from percent-format text; anything before the first "# %%" is a header."""
-    pieces = re.split(r"^# %%(.*)$", text, flags=re.MULTILINE)  # header, marker, body, marker, body...
-    cells = []
-    for marker, body in zip(pieces[1::2], pieces[2::2]):
-        kind = "markdown" if marker.strip() == "[markdown]" else "code"
-        lines = body.strip("\n").splitlines()
-        if kind == "markdown":
-            if not all(line.startswith("# ") or line == "#" for line in lines):
-                raise ValueError(f"markdown cell lines must start with '# ':\n{body}")
-            lines = [line[2:] for line in lines]
-        cells.append((kind, "\n".join(lines).strip("\n")))
-    return cells
-
-
 def build():
-    """The notebook, with stable cell ids so that rebuilding gives the same bytes."""
-    new_cell = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell}
-    cells = [
-        new_cell[kind](source, id=f"cell-{index:02d}")
-        for index, (kind, source) in enumerate(parse_cells(SOURCE.read_text()))
-    ]
-    return nbformat.v4.new_notebook(cells=cells, metadata=METADATA)
+    """The notebook as jupytext reads the source, with stable cell ids and no jupytext metadata, so that
+    rebuilding gives the same bytes and the student's copy is a plain notebook."""
+    notebook = jupytext.read(SOURCE, fmt="py:percent")
+    for index, cell in enumerate(notebook.cells):
+        cell.id = f"cell-{index:02d}"
+        cell.metadata.pop("lines_to_next_cell", None)  # jupytext's blank-line bookkeeping
+    notebook.metadata = nbformat.from_dict(METADATA)
+    return notebook
 
 
 def render(notebook):
     return nbformat.writes(notebook) + "\n"
 
 
-def execute(impl, timeout=300):
-    """The committed notebook, executed against the attention.py in folder (or file) impl.
-    Raises nbclient's CellExecutionError when a cell fails."""
-    impl = Path(impl)
+def execute(impl, timeout=300, env=None):
+    """The committed notebook, executed in a new folder holding a copy of the attention.py in folder
+    (or file) impl; impl=None leaves the folder empty, as on Colab. env: extra environment variables
+    for the kernel. Raises nbclient's CellExecutionError when a cell fails."""
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     this_python = KernelSpecManager(kernel_dirs=[])  # falls back to ipykernel on sys.executable
     kernel = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=this_python)
     with tempfile.TemporaryDirectory() as folder:
-        shutil.copy(impl / "attention.py" if impl.is_dir() else impl, Path(folder) / "attention.py")
+        if impl is not None:
+            impl = Path(impl)
+            shutil.copy(impl / "attention.py" if impl.is_dir() else impl, Path(folder) / "attention.py")
         client = NotebookClient(notebook, km=kernel, timeout=timeout, resources={"metadata": {"path": folder}})
-        client.execute(cleanup_kc=True)
+        client.execute(cleanup_kc=True, env={**os.environ, **(env or {})})
     return notebook
 
 

@@ -1,6 +1,15 @@
-# Source of assignment/playground.ipynb: edit here, then run `python -m grader.notebook build`.
-# "# %% [markdown]" starts a text cell (every line "# "-prefixed), "# %%" starts a code cell.
-# The notebook calls only the student's attention.py and torch: no solution code here.
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,../grader//_source.py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
 
 # %% [markdown]
 # # Lab 03 playground: look inside your attention
@@ -13,6 +22,38 @@
 # **Work loop:** edit `attention.py`, re-run the first code cell (it reloads your file), then the
 # cell you are working on. A cell that needs a function you have not written yet prints one line
 # saying so instead of a traceback.
+
+# %% [markdown]
+# **On Google Colab?** Colab starts with no `attention.py`. Run the next cell: it asks you to upload
+# yours (`assignment/attention.py` of your repository). Or paste your repository's HTTPS address into
+# `REPOSITORY_URL` first and it clones the repository instead. A private repository (GitHub Classroom
+# makes them private) cannot be cloned without a token; uploading the file is simpler and puts no
+# secret into the notebook. On your own machine this cell does nothing.
+
+# %%
+import shutil
+import subprocess
+from pathlib import Path
+
+REPOSITORY_URL = ""  # Colab only, optional: e.g. "https://github.com/your-course/lab03-yourname.git"
+
+try:
+    from google.colab import files  # only on Colab
+except ImportError:
+    files = None
+
+if files is not None and not Path("attention.py").exists():
+    if REPOSITORY_URL:
+        subprocess.run(["git", "clone", "--quiet", "--depth", "1", REPOSITORY_URL, "repository"], check=True)
+        shutil.copy(Path("repository", "assignment", "attention.py"), "attention.py")
+    else:
+        uploaded = files.upload()  # choose your attention.py
+        name = next((name for name in uploaded if name.endswith(".py")), None)
+        if name is None:
+            raise FileNotFoundError("upload your attention.py (assignment/attention.py in your repository)")
+        if name != "attention.py":
+            Path(name).rename("attention.py")
+    print("attention.py is ready:", Path("attention.py").resolve())
 
 # %%
 import importlib

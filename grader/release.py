@@ -10,6 +10,9 @@ from grader.stubs import SOLUTION_FILE, leaked_lines
 
 MAKEFILE_CUT = "# --- instructors and CI"
 SOLUTIONS_BRANCH = "solutions"
+# The "Open in Colab" links name the template repository: `release --github OWNER/NAME` fills it in.
+GITHUB_PLACEHOLDER = "COURSE/lab03-template"
+LINKED = ("README.md", "docs/lab.md")
 SHIPPED = (
     "assignment/attention.py",
     "assignment/playground.ipynb",
@@ -71,7 +74,14 @@ def scan(tree):
     return found
 
 
-def release(dest, git=True):
+def point_links_at(tree, github):
+    """Make the Colab links of the shipped pages open OWNER/NAME's notebook."""
+    for relative in LINKED:
+        page = Path(tree) / relative
+        page.write_text(page.read_text().replace(GITHUB_PLACEHOLDER, github))
+
+
+def release(dest, git=True, github=GITHUB_PLACEHOLDER):
     dest = Path(dest)
     if dest.exists():
         shutil.rmtree(dest)
@@ -83,6 +93,7 @@ def release(dest, git=True):
     for relative, source in GENERATED.items():
         _copy(source, dest / relative)
     (dest / "Makefile").write_text(student_makefile())
+    point_links_at(dest, github)
     leaks = scan(dest)
     if leaks:
         shutil.rmtree(dest)

@@ -1,10 +1,25 @@
 """assignment/playground.ipynb is generated from grader/playground_source.py, ships without outputs,
 runs cleanly on the reference and greets the untouched stubs with one-line reminders."""
 
+from pathlib import Path
+
+import jupytext
 import nbformat
 import pytest
+from jupytext.paired_paths import paired_paths
 
 from grader import REPO, notebook
+
+FAKE_COLAB = {
+    "google/__init__.py": "",
+    "google/colab/__init__.py": "",
+    "google/colab/files.py": (
+        "import os, shutil\n"
+        "def upload():\n"
+        "    shutil.copy(os.environ['FAKE_UPLOAD'], 'attention (1).py')\n"
+        "    return {'attention (1).py': open('attention (1).py', 'rb').read()}\n"
+    ),
+}
 
 
 def committed():
@@ -30,19 +45,26 @@ def test_committed_notebook_has_no_outputs():
     assert cells and all(cell.outputs == [] and cell.execution_count is None for cell in cells)
 
 
-def test_percent_markers_start_markdown_and_code_cells():
-    kinds = [kind for kind, _ in notebook.parse_cells("header\n# %% [markdown]\n# # T\n#\n# x\n# %%\nprint(1)\n")]
-    assert kinds == ["markdown", "code"]
-    assert notebook.parse_cells("# %% [markdown]\n# # T\n#\n# x\n")[0][1] == "# T\n\nx"
+def test_the_source_is_a_jupytext_percent_script_paired_with_the_notebook():
+    source = jupytext.read(notebook.SOURCE, fmt="py:percent")
+    assert source.metadata["jupytext"]["formats"] == "ipynb,../grader//_source.py:percent"
+    pairs = paired_paths(str(notebook.NOTEBOOK), "ipynb", source.metadata["jupytext"]["formats"])
+    assert [Path(path).resolve() for path, _ in pairs] == [notebook.NOTEBOOK.resolve(), notebook.SOURCE.resolve()]
+    assert [cell.source for cell in source.cells] == [cell.source for cell in committed().cells]
 
 
-def test_markdown_lines_without_the_comment_prefix_are_rejected():
-    with pytest.raises(ValueError, match="must start with"):
-        notebook.parse_cells("# %% [markdown]\nnot a comment\n")
+def test_the_student_notebook_carries_no_jupytext_metadata():
+    assert "jupytext" not in committed().metadata
+    assert all("lines_to_next_cell" not in cell.metadata for cell in committed().cells)
 
 
-def test_notebook_runs_without_errors_on_the_reference():
-    executed = notebook.execute(REPO / "solutions")
+@pytest.fixture(scope="module")
+def on_the_reference():
+    return notebook.execute(REPO / "solutions")
+
+
+def test_notebook_runs_without_errors_on_the_reference(on_the_reference):
+    executed = on_the_reference
     text = "".join(output.get("text", "") for output in code_outputs(executed))
     assert "[skipped]" not in text
     assert "DimensionMismatchError" in text
@@ -58,3 +80,20 @@ def test_notebook_on_the_stubs_prints_one_line_reminders_and_no_traceback():
         if cell.cell_type == "code" and "your_code()" in cell.source and "def your_code" not in cell.source:
             printed = "".join(output.get("text", "") for output in cell.outputs).strip().splitlines()
             assert len(printed) >= 1 and printed[-1].startswith("[skipped]"), cell.source
+
+
+def test_on_colab_the_first_cell_asks_for_attention_py_and_the_notebook_runs(tmp_path):
+    for relative, text in FAKE_COLAB.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    env = {"PYTHONPATH": str(tmp_path), "FAKE_UPLOAD": str(REPO / "solutions" / "attention.py")}
+    executed = notebook.execute(None, env=env)
+    outputs = code_outputs(executed)
+    assert [output for output in outputs if output.output_type == "error"] == []
+    text = "".join(output.get("text", "") for output in outputs)
+    assert "attention.py is ready" in text and "[skipped]" not in text
+
+
+def test_off_colab_the_colab_cell_prints_nothing(on_the_reference):
+    colab_cell = next(cell for cell in on_the_reference.cells if "google.colab" in cell.source)
+    assert colab_cell.outputs == []

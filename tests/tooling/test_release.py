@@ -79,3 +79,11 @@ def test_make_test_in_the_template_scores_zero_with_not_implemented_yet(template
     rows = [line for line in result.stdout.splitlines() if " / " in line and line.strip().split(" ")[0] in
             ("scores", "causal_mask", "softmax_weights", "sdpa", "heads", "divisibility", "mha", "efficiency")]
     assert len(rows) == 8 and all("not implemented yet" in row for row in rows), result.stdout
+
+
+def test_the_colab_links_open_the_named_repository(tmp_path):
+    tree = release.release(tmp_path / "student", git=False, github="cs-course/lab03-starter")
+    for page in release.LINKED:
+        text = (tree / page).read_text()
+        assert "colab.research.google.com/github/cs-course/lab03-starter/blob/main/assignment/playground.ipynb" in text
+        assert release.GITHUB_PLACEHOLDER not in text
