@@ -24,11 +24,12 @@ def cmd_grade(args):
     except GraderError as error:
         print(f"grader error (not your code's fault): {error}", file=sys.stderr)
         return 2
-    text = RENDERERS[args.format](report, verbose=args.verbose, hidden_visibility=args.hidden_visibility)
+    options = dict(verbose=args.verbose, show_output=args.show_output)
+    text = RENDERERS[args.format](report, hidden_visibility=args.hidden_visibility, **options)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text)
-        text = RENDERERS["summary"](report, verbose=args.verbose)  # the log still shows the table
+        text = RENDERERS["summary"](report, **options)  # the log still shows the table
     print(text, end="" if text.endswith("\n") else "\n")
     if args.exit_zero:
         return 0
@@ -80,6 +81,8 @@ def build_parser():
     grade.add_argument("--format", choices=("summary", "json", "gradescope", "classroom"), default="summary")
     grade.add_argument("--output", help="write the report here instead of stdout")
     grade.add_argument("--verbose", action="store_true", help="summary: every failure, not the first per task")
+    grade.add_argument("--show-output", action="store_true",
+                       help="summary: also print the last lines your code printed (the worker's log)")
     grade.add_argument("--timeout", type=float, default=600.0, help="limit for the whole run, in seconds")
     grade.add_argument("--hidden-visibility", default="after_published",
                        choices=("hidden", "after_due_date", "after_published", "visible"),

@@ -72,7 +72,7 @@ def test_meta(item):
         "task": task.args[0] if task else None,
         "points": points.args[0] if points else 0,
         "suite": suite,
-        "doc": (item.function.__doc__ or "").strip().splitlines()[0] if item.function.__doc__ else "",
+        "doc": " ".join((item.function.__doc__ or "").split()),
         "file": str(Path(str(item.fspath)).relative_to(REPO)) if REPO in Path(str(item.fspath)).parents else str(item.fspath),
         "line": item.location[1] + 1,
     }
@@ -151,9 +151,33 @@ def pytest_runtest_makereport(item, call):
 _RESULTS = pytest.StashKey()
 
 
+OUTPUT_LIMIT = 2000
+
+
+def _log_size(submission):
+    try:
+        return os.path.getsize(submission.log_path)
+    except (AttributeError, OSError):
+        return 0
+
+
+def _printed_since(submission, offset):
+    """What the worker wrote to its log (the student's print() output) since offset: the tail."""
+    size = _log_size(submission)
+    if size <= offset:
+        return ""
+    start = max(offset, size - OUTPUT_LIMIT)
+    with open(submission.log_path, "rb") as log:
+        log.seek(start)
+        text = log.read(size - start).decode(errors="replace")
+    return ("..." if start > offset else "") + text
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     started = time.perf_counter()
+    submission = _STATE.get("submission")
+    log_offset = _log_size(submission)
     yield
     reporter = _STATE.get("reporter")
     if reporter is None:
@@ -163,7 +187,6 @@ def pytest_runtest_protocol(item, nextitem):
     if records:
         failures = [(s, m) for s, m in records if s != "passed"]
         status, message = failures[0] if failures else ("passed", "")
-    submission = _STATE.get("submission")
     reporter.send({
         "kind": "result",
         "id": item.nodeid,
@@ -171,4 +194,5 @@ def pytest_runtest_protocol(item, nextitem):
         "message": message[:3000],
         "duration": round(time.perf_counter() - started, 4),
         "flags": list(getattr(submission, "flags", None) or []),
+        "output": _printed_since(submission, log_offset) if submission is not None else "",
     })

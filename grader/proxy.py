@@ -96,10 +96,10 @@ class AdoptedWorker:
 class Submission:
     """Proxy for the student's `attention.py`, running in a worker process."""
 
-    def __init__(self, impl_file, call_timeout=None, import_timeout=60.0):
+    def __init__(self, impl_file, call_timeout=None, import_timeout=None):
         self.impl_file = str(Path(impl_file).resolve())
         self.call_timeout = call_timeout or float(os.environ.get("GRADER_CALL_TIMEOUT", "5"))
-        self.import_timeout = import_timeout
+        self.import_timeout = import_timeout or float(os.environ.get("GRADER_IMPORT_TIMEOUT", "60"))
         self.process = None
         self.conn = None
         self.generation = 0
@@ -110,6 +110,7 @@ class Submission:
         self.log_path = os.environ.get("GRADER_WORKER_LOG") or tempfile.mkstemp(prefix="grader-worker-", suffix=".log")[1]
         self.exception_classes = {}
         self.flags = []
+        self.import_failure = None
 
     # -- process ------------------------------------------------------------------------------
 
@@ -138,16 +139,29 @@ class Submission:
         self.process = self.conn = None
 
     def _ensure(self):
-        """Start the worker and import the submission if needed; raise if that import failed."""
+        """Start the worker and import the submission if needed; raise if that import failed.
+
+        An import that crashed or hung is decided once: every later test fails at once with the same
+        reason, without a new worker or another wait.
+        """
+        if self.import_failure is not None:
+            raise type(self.import_failure)(str(self.import_failure))
         if self.process is None:
             self.start()
         if self.info is None:
-            self.info = self._request({"op": "hello"}, self.import_timeout, "importing attention.py")
+            self.info = self._hello()
             self.exception_classes = {
                 name: _local_exception_class(name, bases) for name, bases in self.info["exceptions"].items()
             }
         if self.info["import_error"]:
             raise SubmissionImportError(describe_import_error(self.info["import_error"]))
+
+    def _hello(self):
+        try:
+            return self._request({"op": "hello"}, self.import_timeout, "importing attention.py")
+        except (SubmissionCrashed, SubmissionTimeout) as error:
+            self.import_failure = type(error)(f"{error}\n{FIX_IMPORT_FIRST}")
+            raise self.import_failure from None
 
     def log_tail(self, lines=15):
         try:
@@ -197,10 +211,13 @@ class Submission:
         error.remote = dict(remote, doing=doing)
         return error
 
-    def call(self, message, doing):
-        """Send one request; raise the student's error, a crash or a timeout as SubmissionError."""
+    def call(self, message, doing, target):
+        """Send one request; raise the student's error, a crash or a timeout as SubmissionError.
+
+        target names what runs (`merge_heads`, `MultiHeadAttention.forward`): two timeouts of one
+        target skip its later calls, and only its own.
+        """
         self._ensure()
-        target = (message.get("handle") is not None, message.get("name"))
         strikes = self.timed_out.get(target, 0)
         if strikes >= 2:
             raise SubmissionTimeout(f"{doing} was not run: it already timed out twice in this run")
@@ -236,13 +253,16 @@ class Submission:
         raise MissingName(f"attention.py does not define `{name}` (was it renamed or deleted?)")
 
 
+FIX_IMPORT_FIRST = "Fix this first: no test can run until the file imports."
+
+
 def describe_import_error(error):
     if error["type"] == "SystemExit":
         what = f"attention.py called sys.exit({error['message']}) while being imported"
     else:
         where = f" (line {error['line']}: {error['code'].strip()})" if error.get("line") else ""
         what = f"importing attention.py failed with {error['type']}: {error['message']}{where}"
-    return what + "\nFix this first: no test can run until the file imports."
+    return f"{what}\n{FIX_IMPORT_FIRST}"
 
 
 def _export(value):
@@ -280,7 +300,7 @@ class _Remote:
 
     def __call__(self, *args, **kwargs):
         message = dict(self._message(), op="call", args=_export(args), kwargs=_export(kwargs))
-        reply = self._submission.call(message, f"running {self._label()}")
+        reply = self._submission.call(message, f"running {self._label()}", self._label())
         self._submission.last_args_after = reply["args_after"]
         self._submission.record(reply["stats"], self._label())
         return _import(self._submission, reply["value"])
@@ -291,7 +311,7 @@ class _Remote:
             self._message(), op="grad", args=_export(tuple(args)), kwargs=_export(kwargs),
             wrt=list(wrt), cotangents=_export(list(cotangents)),
         )
-        reply = self._submission.call(message, f"running the backward pass of {self._label()}")
+        reply = self._submission.call(message, f"running the backward pass of {self._label()}", self._label())
         self._submission.record(reply["stats"], self._label())
         return reply["value"]
 
@@ -340,13 +360,13 @@ class RemoteObject(_Remote):
                     "parameters", "named_parameters", "state_dict", "zero_grad", "requires_grad_"):
             return RemoteObject(self._submission, self._handle, self._type, method=name)
         message = dict(self._message(), op="getattr", name=name)
-        reply = self._submission.call(message, f"reading {self._type}.{name}")
+        reply = self._submission.call(message, f"reading {self._type}.{name}", f"{self._type}.{name}")
         return _import(self._submission, reply["value"])
 
     def load_params(self, params):
         """Copy tensors into the object's parameters, by dotted name (e.g. "w_q.weight")."""
         message = dict(self._message(), op="load_params", params=_export(params))
-        self._submission.call(message, f"setting the parameters of {self._type}")
+        self._submission.call(message, f"setting the parameters of {self._type}", f"{self._type}.load_params")
 
     def __repr__(self):
         return f"<remote {self._type}>"

@@ -1,8 +1,32 @@
 """Turn a RawRun into the grader's report: per-test, per-task and total scores, plus flags."""
 
+import unicodedata
+
 from grader.tasks import BY_ID, task_order
 
 MISSING = "no result: the run stopped before this test finished (a crash, os._exit, or the time limit)"
+OUT_OF_TIME = ("no result: the whole run reached its time limit before this test finished "
+               "(look for an infinite loop or far too slow code in the tests that timed out)")
+KEPT_CONTROLS = "\n\t"
+BIDI_CONTROLS = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _escape(char):
+    if char in KEPT_CONTROLS:
+        return char
+    if unicodedata.category(char) in ("Cc", "Cs") or char in BIDI_CONTROLS:
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return char
+
+
+def clean(text):
+    """A student's string made safe for every output: valid UTF-8, control characters escaped
+    (newlines and tabs kept), lone surrogates written as \\udxxx."""
+    text = text if isinstance(text, str) else str(text)
+    if text.isprintable():
+        return text
+    return "".join(map(_escape, text))
 
 
 def _round(value):
@@ -14,9 +38,9 @@ def build_report(run):
     for meta in run.manifest:
         result = run.results.get(meta["id"])
         if result is None:
-            status, message = ("timeout" if run.timed_out else "error"), MISSING
+            status, message = ("timeout", OUT_OF_TIME) if run.timed_out else ("error", MISSING)
         else:
-            status, message = result["status"], result["message"]
+            status, message = result["status"], clean(result["message"])
         points = float(meta["points"])
         tests.append({
             "id": meta["id"],
@@ -30,6 +54,7 @@ def build_report(run):
             "max_score": points,
             "status": status,
             "message": message,
+            "output": clean(result.get("output", "")) if result else "",
         })
     tests.sort(key=lambda test: (task_order(test["task"]), test["suite"] != "public"))
     tasks = {}
@@ -45,9 +70,9 @@ def build_report(run):
         task["score"], task["max_score"] = _round(task["score"]), _round(task["max_score"])
     core = [task for task in tasks.values() if not task["bonus"]]
     bonus = [task for task in tasks.values() if task["bonus"]]
-    flags = list(run.flags)
+    flags = [clean(flag) for flag in run.flags]
     for result in run.results.values():
-        flags.extend(flag for flag in result.get("flags", []) if flag not in flags)
+        flags.extend(clean(flag) for flag in result.get("flags", []) if clean(flag) not in flags)
     report = {
         "score": _round(sum(task["score"] for task in core)),
         "max_score": _round(sum(task["max_score"] for task in core)),
@@ -55,7 +80,7 @@ def build_report(run):
         "tests": tests,
         "flags": flags,
         "suite": "+".join(run.suites),
-        "impl": run.impl,
+        "impl": clean(run.impl),
         "execution_time": round(run.elapsed, 2),
     }
     if bonus:

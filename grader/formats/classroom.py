@@ -1,47 +1,56 @@
 """The JSON that classroom-resources/autograding-grading-reporter@v1 reads (see ../shared/formats).
 
-One entry per task, so that Classroom's sum of scores equals our total and its console table agrees
-(bonus tasks are entries too, so bonus points add to the sum; max_score is the core's 100);
-an entry whose tests errored (import error, crash) gets status `error`, the only status whose message
-the reporter prints. The step log carries the full summary as well.
+How the reporter reads it (dist/main.js): Classroom records the sum of the entries' `score` out of
+`max_score`; the console table shows passed entries / all entries x `max_score`; a top-level `status`
+other than `pass` marks the run red; only an `error` entry's message is printed. So:
+- one entry per point of each core test (a 2-point test is two entries), every entry worth the same,
+  so that the console table and the recorded points agree;
+- only core tests: recorded points equal the core score `make test` shows and never exceed the maximum,
+  and `status` is `pass` exactly when the core is full, whatever the bonus;
+- the bonus, and the feedback in words, are in the grade step's log (the summary table).
 """
 
 import json
 
 LIMIT = 90_000
+STATUS = {"passed": "pass", "failed": "fail", "error": "error", "timeout": "error"}
 
 
-def _status(task_id, tests):
-    statuses = {test["status"] for test in tests if test["task"] == task_id}
-    if statuses <= {"passed"}:
-        return "pass"
-    return "error" if statuses & {"error", "timeout"} else "fail"
-
-
-def _message(task_id, tests, limit):
-    failures = [test for test in tests if test["task"] == task_id and test["status"] != "passed"]
-    if not failures:
-        return ""
-    return f"{failures[0]['name']}: {failures[0]['message']}"[:limit]
+def _entries(test, limit, said):
+    """The entries of one test: one per point, the first carrying the command and the message."""
+    units = max(1, round(test["max_score"]))
+    status = STATUS.get(test["status"], "error")
+    name = f"{test['task']}: {test['name']}"
+    message = f"{name}: {test['message']}"[:limit] if status != "pass" else ""
+    if message and test["message"] in said:
+        message = f"{name}: the same error as {said[test['message']]}"
+    said.setdefault(test["message"], name)
+    entries = []
+    for unit in range(1, units + 1):
+        entries.append({
+            "name": name if units == 1 else f"{name} (point {unit} of {units})",
+            "status": status,
+            "score": round(test["score"] / units, 2),
+            "message": message if unit == 1 else (f"{name}: see point 1 of {units}" if message else ""),
+            "test_code": f"python -m pytest {test['id']}" if unit == 1 else "",
+            "filename": "",
+            "line_no": 0,
+            "execution_time": "0s",
+        })
+    return entries
 
 
 def render(report, **_):
+    core = [test for test in report["tests"] if not report["tasks"][test["task"]]["bonus"]]
+
     def document(limit):
-        entries = []
-        for task_id, task in report["tasks"].items():
-            entries.append({
-                "name": f"{task_id} ({task['title']}{', bonus' if task['bonus'] else ''})",
-                "status": _status(task_id, report["tests"]),
-                "score": round(task["score"], 2),
-                "message": _message(task_id, report["tests"], limit),
-                "test_code": f"python -m grader grade --suite {report['suite']}  # task {task_id}",
-                "filename": "",
-                "line_no": 0,
-                "execution_time": f"{report['execution_time']:.2f}s",
-            })
+        said = {}
+        entries = [entry for test in core for entry in _entries(test, limit, said)]
+        full = report["score"] == report["max_score"] > 0
         statuses = {entry["status"] for entry in entries}
-        overall = "pass" if statuses <= {"pass"} else ("error" if "error" in statuses else "fail")
-        return json.dumps({"version": 1, "status": overall, "max_score": report["max_score"] or 1, "tests": entries})
+        overall = "pass" if full else ("error" if "error" in statuses else "fail")
+        return json.dumps({"version": 1, "status": overall, "max_score": report["max_score"] or 1,
+                           "tests": entries})
 
     text = document(2000)
     return text if len(text) <= LIMIT else document(200)

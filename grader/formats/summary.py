@@ -1,9 +1,14 @@
 """The table a student reads after `make test`: each task's points and, for each task that lost
-points, the first failure's message."""
+points, its first failure (and its first "Likely cause" diagnosis), each message printed once."""
 
 import textwrap
 
+from grader.tasks import CORE_POINTS
+
 STATUS_WORDS = {"failed": "failed", "error": "error", "timeout": "timed out"}
+LIKELY = "Likely cause:"
+OUTPUT_LINES = 40
+WIDTH = 100
 
 
 def _points(value):
@@ -23,15 +28,92 @@ def task_line(task_id, task, tests):
     return f"  {task_id:<16} {task['title']:<30} {points:>11}   {state}"
 
 
-def failure_block(test):
+def chosen_failures(failures, verbose):
+    """Every failure (verbose), or per task the first one plus the first with a Likely cause."""
+    if verbose:
+        return failures
+    chosen = []
+    for task_id in dict.fromkeys(test["task"] for test in failures):
+        in_task = [test for test in failures if test["task"] == task_id]
+        likely = next((test for test in in_task if LIKELY in test["message"]), None)
+        chosen += [in_task[0]] + ([likely] if likely is not None and likely is not in_task[0] else [])
+    return chosen
+
+
+def failure_block(test, same=()):
     header = f"- {test['task']}: {test['name']} ({STATUS_WORDS.get(test['status'], test['status'])})"
     if test["doc"]:
-        header += f"\n    checks: {test['doc']}"
+        header += "\n" + textwrap.fill(test["doc"], WIDTH, initial_indent="    checks: ", subsequent_indent=" " * 12)
     body = textwrap.indent(test["message"].strip() or "(no message)", "    ")
-    return f"{header}\n{body}"
+    block = f"{header}\n{body}"
+    if same:
+        names = ", ".join(f"{other['task']}: {other['name']}" for other in same)
+        block += "\n" + textwrap.fill(f"The same message for: {names}", WIDTH, initial_indent="    ",
+                                      subsequent_indent="    ")
+    return block
 
 
-def render(report, verbose=False, **_):
+def failure_blocks(failures):
+    """One block per distinct message: an import error that failed every test is printed once."""
+    firsts, same = [], {}
+    for test in failures:
+        key = test["message"].strip()
+        if key in same:
+            same[key].append(test)
+        else:
+            same[key] = []
+            firsts.append(test)
+    return [failure_block(test, same[test["message"].strip()]) for test in firsts]
+
+
+def _suite_option(report):
+    return "all" if "+" in report["suite"] else report["suite"]
+
+
+def output_section(report, show_output):
+    """Where print() output went; with show_output, its last lines, under the test that printed them."""
+    printed = [test for test in report["tests"] if test.get("output")]
+    if not show_output:
+        if not printed:
+            return []
+        command = f"python -m grader grade --suite {_suite_option(report)} --show-output"
+        return ["", f"Your code printed output during {len(printed)} test(s). print() output goes to the "
+                    f"worker's log, not to this table: `{command}` shows its last lines."]
+    if not printed:
+        return ["", "Your code printed nothing while the tests ran."]
+    lines = []
+    for test in printed:
+        lines.append(f"  [{test['task']}: {test['name']}]")
+        lines += [f"    {line}" for line in test["output"].rstrip("\n").splitlines()]
+    return ["", f"What your code printed (the worker's log, last {OUTPUT_LINES} lines):"] + lines[-OUTPUT_LINES:]
+
+
+def closing_lines(report):
+    """The verdict, in words that never claim more than was run."""
+    score, maximum = report["score"], report["max_score"]
+    if not maximum or score != maximum:
+        return []
+    bonus_max = report.get("bonus_max_score", 0)
+    bonus_full = report.get("bonus_score", 0) == bonus_max
+    core = "" if bonus_full else " core"
+    total = f"({_points(score)}/{_points(maximum)})"
+    suite = report["suite"]
+    if suite == "public":
+        verdict = f"All{core} public tests passed {total}."
+        hidden = CORE_POINTS - maximum
+        if hidden > 0:
+            verdict += f" The hidden tests ({_points(hidden)} points) run after the deadline."
+    elif suite == "hidden":
+        verdict = f"All{core} hidden tests passed {total}. The public tests hold the other {_points(CORE_POINTS - maximum)} points."
+    else:
+        verdict = f"All{core} tests passed {total}."
+    if bonus_max:
+        verdict += f" Bonus: {_points(report['bonus_score'])}/{_points(bonus_max)}" + (
+            "." if bonus_full else " (optional, not counted in the total).")
+    return ["", verdict]
+
+
+def render(report, verbose=False, show_output=False, **_):
     tests = report["tests"]
     lines = [
         f"Attention from Scratch: {report['suite']} tests on {report['impl']}",
@@ -44,16 +126,12 @@ def render(report, verbose=False, **_):
     if "bonus_score" in report:
         lines.append(f"  {'bonus':<16} {'':<30} {_points(report['bonus_score']) + ' / ' + _points(report['bonus_max_score']):>11}")
     failures = [test for test in tests if test["status"] != "passed"]
-    if not verbose:
-        first = {}
-        for test in failures:
-            first.setdefault(test["task"], test)
-        failures = list(first.values())
     if failures:
-        lines += ["", "What to fix" + (" (first failure of each task; --verbose shows all):" if not verbose else ":")]
-        lines += [failure_block(test) for test in failures]
+        how = ":" if verbose else " (first failure of each task and its likely cause; --verbose shows all):"
+        lines += ["", "What to fix" + how]
+        lines += failure_blocks(chosen_failures(failures, verbose))
+    lines += output_section(report, show_output)
     if report["flags"]:
         lines += ["", "Flags for the instructor:"] + [f"  ! {flag}" for flag in report["flags"]]
-    if not failures and report["max_score"]:
-        lines += ["", "All tests passed."]
+    lines += closing_lines(report)
     return "\n".join(lines) + "\n"
