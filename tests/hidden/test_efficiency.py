@@ -1,57 +1,75 @@
-"""Task `efficiency` (hidden): no Python loops in MultiHeadAttention, masked attention or the masked softmax."""
+"""Task `efficiency` (hidden): no Python loops with bool and padding masks, in the masked softmax, or in
+MultiHeadAttention's masked cross-attention. Each counted call must also return torch's result."""
 
 import pytest
 
-from tests import inputs
-from tests.efficiency import assert_no_loops, op_count
+from tests import inputs, reference
+from tests.efficiency import VALUES_FIRST, assert_no_loops, counted, mha_count, sdpa_count, shape_text
+from tests.feedback import assert_close
 
 pytestmark = pytest.mark.task("efficiency")
-SMALL = (2, 2, 8, 16)
-LARGE = (4, 8, 64, 16)
+BASE = (2, 3, 6, 8)
+GROWN = (("the batch", (5, 3, 6, 8)), ("the heads", (2, 12, 6, 8)), ("the positions", (2, 3, 48, 8)))
 
 
-@pytest.mark.points(3)
-def test_mha_forward_runs_the_same_operations_at_every_shape(submission):
-    """MultiHeadAttention.forward's operation count does not grow with B, T, d_model or H."""
-    small_module = submission.MultiHeadAttention(16, 2)
-    large_module = submission.MultiHeadAttention(64, 8)
-    small = op_count(submission, small_module, inputs.randn(2, 8, 16, salt=210), is_causal=True)
-    large = op_count(submission, large_module, inputs.randn(4, 32, 64, salt=211), is_causal=True)
-    assert_no_loops("MultiHeadAttention.forward", small, large, "B=2, T=8, d_model=16, H=2",
-                    "B=4, T=32, d_model=64, H=8")
+def bool_mask(shape):
+    batch, heads, length, _ = shape
+    return inputs.random_bool_mask(batch, heads, length, length, salt=length + heads)
+
+
+def sdpa_counts(submission, salt, make_mask):
+    base = sdpa_count(submission, BASE, salt=salt, make_mask=make_mask)
+    grown = [(dim, shape_text("BHTd", shape), sdpa_count(submission, shape, salt=salt + 1 + n, make_mask=make_mask))
+             for n, (dim, shape) in enumerate(GROWN)]
+    return (shape_text("BHTd", BASE), base), grown
 
 
 @pytest.mark.points(1)
 def test_sdpa_with_a_bool_mask_runs_the_same_operations_at_every_shape(submission):
-    """scaled_dot_product_attention with a bool mask runs a constant number of operations."""
-    sdpa = submission.scaled_dot_product_attention
-    small_q, small_k, small_v = inputs.qkv(lead=SMALL[:2], q_len=SMALL[2], k_len=SMALL[2], d=SMALL[3], salt=212)
-    large_q, large_k, large_v = inputs.qkv(lead=LARGE[:2], q_len=LARGE[2], k_len=LARGE[2], d=LARGE[3], salt=213)
-    small = op_count(submission, sdpa, small_q, small_k, small_v,
-                     mask=inputs.random_bool_mask(*SMALL[:3], SMALL[2], salt=214))
-    large = op_count(submission, sdpa, large_q, large_k, large_v,
-                     mask=inputs.random_bool_mask(*LARGE[:3], LARGE[2], salt=215))
-    assert_no_loops("scaled_dot_product_attention(q, k, v, mask=bool_mask)", small, large, SMALL, LARGE)
+    """scaled_dot_product_attention with a [B, H, T, T] bool mask: right, and a constant operation count."""
+    base, grown = sdpa_counts(submission, 212, bool_mask)
+    assert_no_loops("scaled_dot_product_attention(q, k, v, mask=bool_mask)", base, grown)
 
 
 @pytest.mark.points(1)
 def test_sdpa_with_a_padding_mask_runs_the_same_operations_at_every_shape(submission):
-    """scaled_dot_product_attention with a [B, 1, 1, Tk] padding mask runs a constant number of operations."""
-    sdpa = submission.scaled_dot_product_attention
-    small_q, small_k, small_v = inputs.qkv(lead=SMALL[:2], q_len=SMALL[2], k_len=SMALL[2], d=SMALL[3], salt=216)
-    large_q, large_k, large_v = inputs.qkv(lead=LARGE[:2], q_len=LARGE[2], k_len=LARGE[2], d=LARGE[3], salt=217)
-    small = op_count(submission, sdpa, small_q, small_k, small_v, mask=inputs.padding_mask([8, 5], 8))
-    large = op_count(submission, sdpa, large_q, large_k, large_v, mask=inputs.padding_mask([64, 40, 17, 3], 64))
-    assert_no_loops("scaled_dot_product_attention(q, k, v, mask=padding_mask)", small, large, SMALL, LARGE)
+    """scaled_dot_product_attention with a [B, 1, 1, Tk] padding mask: right, and a constant operation count."""
+    base, grown = sdpa_counts(submission, 216, lambda shape: inputs.padding_mask(
+        [max(1, shape[2] - 2 * b) for b in range(shape[0])], shape[2]))
+    assert_no_loops("scaled_dot_product_attention(q, k, v, mask=padding_mask)", base, grown)
 
 
 @pytest.mark.points(1)
 def test_attention_weights_runs_the_same_operations_at_every_shape(submission):
-    """attention_weights with a bool mask runs a constant number of operations."""
-    weights = submission.attention_weights
-    small_shape, large_shape = (2, 2, 8, 8), (4, 8, 64, 64)
-    small = op_count(submission, weights, inputs.randn(*small_shape, salt=218),
-                     inputs.random_bool_mask(*small_shape, salt=219))
-    large = op_count(submission, weights, inputs.randn(*large_shape, salt=220),
-                     inputs.random_bool_mask(*large_shape, salt=221))
-    assert_no_loops("attention_weights(scores, mask)", small, large, small_shape, large_shape)
+    """attention_weights(scores, bool_mask): right, and a constant operation count."""
+
+    def weights_count(shape, salt):
+        scores = inputs.randn(*shape[:3], shape[2], salt=salt)
+        mask = bool_mask(shape)
+        label = f"attention_weights(scores, mask) at {shape_text('BHT', shape)}"
+        got, count = counted(submission, submission.attention_weights, label, scores, mask)
+        assert_close(got, reference.softmax_weights(scores, mask), label, hint=VALUES_FIRST)
+        return count
+
+    base = weights_count(BASE, 220)
+    grown = [(dim, shape_text("BHT", shape), weights_count(shape, 221 + n)) for n, (dim, shape) in enumerate(GROWN)]
+    assert_no_loops("attention_weights(scores, mask)", (shape_text("BHT", BASE), base), grown)
+
+
+@pytest.mark.points(1)
+def test_mha_masked_cross_attention_runs_the_same_operations_at_every_shape(submission):
+    """MultiHeadAttention.forward(query, key, value, mask=padding_mask): right, and a constant count."""
+    names = ("B", "T", "d_model", "H")
+    base_shape = (2, 5, 24, 3)
+    grown_shapes = (("the batch", (5, 5, 24, 3)), ("the heads", (2, 5, 24, 12)), ("the positions", (2, 30, 24, 3)))
+
+    def key_padding(shape):
+        batch, length = shape[0], shape[1] + 3
+        return inputs.padding_mask([length - b for b in range(batch)], length)
+
+    base = mha_count(submission, base_shape, salt=225, make_mask=key_padding, cross=True)
+    grown = [(dim, shape_text(names, shape), mha_count(submission, shape, salt=226 + n, make_mask=key_padding,
+                                                       cross=True))
+             for n, (dim, shape) in enumerate(grown_shapes)]
+    assert_no_loops("MultiHeadAttention.forward(query, key, value, mask=padding_mask)",
+                    (shape_text(names, base_shape), base), grown)

@@ -5,6 +5,7 @@ import pytest
 from tests import inputs, reference
 from tests.feedback import assert_close, assert_unchanged, call
 from tests.mistakes import merge_mistakes, split_mistakes
+from tests.public.test_heads import run
 
 pytestmark = pytest.mark.task("heads")
 HEAD_DIMS = ("b", "h", "t", "e")
@@ -12,12 +13,12 @@ MODEL_DIMS = ("b", "t", "f")
 RESHAPE = "a transposed tensor cannot be view()ed: use reshape(), or .contiguous() before view()"
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_merge_heads_puts_head_h_at_features_h_times_d_head_onwards(submission):
-    """merge_heads(x)[b, t, h*d_head + e] == x[b, h, t, e]."""
-    x = inputs.randn(2, 3, 5, 4, salt=160)
-    got = call(submission.merge_heads, "merge_heads(x [2, 3, 5, 4])", x, hint=RESHAPE)
-    assert_close(got, reference.merge_heads(x), "merge_heads(x [2, 3, 5, 4])", MODEL_DIMS,
+    """merge_heads(x)[b, t, h*d_head + e] == x[b, h, t, e], with B, H, T and d_head all different."""
+    x = inputs.randn(3, 4, 2, 5, salt=160)
+    got = run(submission.merge_heads, "merge_heads(x [3, 4, 2, 5])", x)
+    assert_close(got, reference.merge_heads(x), "merge_heads(x [3, 4, 2, 5])", MODEL_DIMS,
                  layout="[B, T, H * d_head]", hint="transpose(1, 2) to [B, T, H, d_head], then flatten(-2)",
                  mistakes=merge_mistakes(x))
 
@@ -27,7 +28,7 @@ def test_merge_heads_of_a_non_contiguous_input(submission):
     """merge_heads works on a non-contiguous [B, H, T, d_head] view (e.g. a permuted tensor)."""
     x = inputs.randn(4, 2, 3, 5, salt=161).permute(1, 2, 3, 0)  # [2, 3, 5, 4], non-contiguous
     label = "merge_heads(x) with x a permuted (non-contiguous) view"
-    got = call(submission.merge_heads, label, x, hint=RESHAPE)
+    got = run(submission.merge_heads, label, x)
     assert_close(got, reference.merge_heads(x), label, MODEL_DIMS, layout="[B, T, H * d_head]", hint=RESHAPE,
                  mistakes=merge_mistakes(x))
 
@@ -37,7 +38,7 @@ def test_split_heads_of_a_non_contiguous_input(submission):
     """split_heads works on a non-contiguous [B, T, d_model] view (e.g. a transposed tensor)."""
     x = inputs.randn(5, 2, 12, salt=162).transpose(0, 1)  # [2, 5, 12], non-contiguous
     label = "split_heads(x, 3) with x a transposed (non-contiguous) view"
-    got = call(submission.split_heads, label, x, 3, hint=RESHAPE)
+    got = run(submission.split_heads, label, x, 3)
     assert_close(got, reference.split_heads(x, 3), label, HEAD_DIMS, layout="[B, H, T, d_head]", hint=RESHAPE,
                  mistakes=split_mistakes(x, 3))
 
@@ -61,7 +62,10 @@ def test_one_head_and_one_feature_per_head(submission):
 
 @pytest.mark.points(1)
 def test_split_heads_leaves_x_unchanged(submission):
-    """split_heads does not modify its input x in place."""
+    """split_heads returns the right heads and does not modify its input x in place."""
     x = inputs.randn(2, 5, 12, salt=164)
-    submission.split_heads(x, 3)
-    assert_unchanged([x], submission.last_args_after[:1], ["x"], "split_heads")
+    got = call(submission.split_heads, "split_heads(x [2, 5, 12], 6)", x, 6)
+    after = submission.last_args_after[:1]
+    assert_close(got, reference.split_heads(x, 6), "split_heads(x [2, 5, 12], 6)", HEAD_DIMS,
+                 layout="[B, H, T, d_head]", mistakes=split_mistakes(x, 6))
+    assert_unchanged([x], after, ["x"], "split_heads")

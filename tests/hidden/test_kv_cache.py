@@ -20,6 +20,17 @@ pytestmark = pytest.mark.task("kv_cache")
 KIB = 1024
 
 
+def step_after_prefix(params, n_heads, x_new, cached_keys, cached_values):
+    """torch's output for x_new [B, 1, d_model] attending over the cached positions and itself."""
+    def project(name):
+        return reference.split_heads(F.linear(x_new, params[f"{name}.weight"], params[f"{name}.bias"]), n_heads)
+
+    keys = torch.cat([cached_keys, project("w_k")], dim=2)  # (B, H, T, d_head)
+    values = torch.cat([cached_values, project("w_v")], dim=2)  # (B, H, T, d_head)
+    heads, _ = reference.sdpa(project("w_q"), keys, values)  # (B, H, 1, d_head)
+    return F.linear(reference.merge_heads(heads), params["w_o.weight"], params["w_o.bias"])
+
+
 @pytest.mark.points(2)
 def test_decoding_in_float64_without_bias_equals_the_causal_forward_pass(submission):
     """With MultiHeadAttention(24, 3, bias=False) in float64 and a float64 cache, decoding 10 tokens one
@@ -53,15 +64,21 @@ def test_the_cache_holds_the_keys_and_values_of_every_decoded_token(submission):
 
 @pytest.mark.points(1)
 def test_a_decode_step_does_not_copy_the_cached_prefix(submission):
-    """At length 151 (B=2, H=4, d_head=16), nothing a decode step creates is as large as the cached keys:
+    """At length 151 (B=2, H=4, d_head=16), a decode step returns torch's output and nothing it creates is
+    as large as the cached keys:
     the new key and value are written into the buffers and attention reads the buffers in place."""
     batch, n_heads, d_head, prefix = 2, 4, 16, 150
-    module, _ = mha_support.build(submission, n_heads * d_head, n_heads, seed=54)
+    module, params = mha_support.build(submission, n_heads * d_head, n_heads, seed=54)
     cache = new_cache(submission, batch, n_heads, 160, d_head)
-    call(cache.append, f"cache.append(k, v) with {prefix} positions",
-         inputs.randn(batch, n_heads, prefix, d_head, salt=512), inputs.randn(batch, n_heads, prefix, d_head, salt=513))
-    decode(submission, module, inputs.randn(batch, 1, n_heads * d_head, salt=514), cache, name="x_new")
+    cached_keys = inputs.randn(batch, n_heads, prefix, d_head, salt=512)
+    cached_values = inputs.randn(batch, n_heads, prefix, d_head, salt=513)
+    call(cache.append, f"cache.append(k, v) with {prefix} positions", cached_keys, cached_values)
+    x_new = inputs.randn(batch, 1, n_heads * d_head, salt=514)
+    got = decode(submission, module, x_new, cache, name="x_new")
     largest = submission.last_stats["largest_bytes"]
+    assert_close(got, step_after_prefix(params, n_heads, x_new, cached_keys, cached_values),
+                 f"decode_step(mha, x_new, cache) after {prefix} cached positions", OUT_DIMS,
+                 layout="[B, 1, d_model]", hint=DECODE_HINT)
     copy = batch * n_heads * (prefix + 1) * d_head * 4
     if largest >= copy / 2:
         fail(f"decode_step at length {prefix + 1} created a {largest / KIB:.1f} KiB tensor; a copy of the cached keys "

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tests import inputs, reference
-from tests.efficiency import assert_no_loops, op_count
+from tests.efficiency import assert_no_loops, counted, shape_text
 from tests.feedback import assert_close, fail
 from tests.public.test_tiled import HINT, OUT_DIMS, multiply_adds_without_and_with_causal, run
 
@@ -101,15 +101,29 @@ def test_tiled_works_for_every_block_size(submission):
 
 @pytest.mark.points(1)
 def test_tiled_loops_over_key_blocks_only(submission):
-    """tiled_attention's operation count depends on the number of key blocks only, not on B, H or Tq."""
-    tiled = submission.tiled_attention
-    for causal, small_q, large_q in ((False, 16, 128), (True, 64, 128)):
-        small = op_count(submission, tiled, *inputs.qkv(lead=(1, 1), q_len=small_q, k_len=64, d=16, salt=418),
-                         is_causal=causal, block_size=16)
-        large = op_count(submission, tiled, *inputs.qkv(lead=(4, 8), q_len=large_q, k_len=64, d=16, salt=419),
-                         is_causal=causal, block_size=16)
-        assert_no_loops(f"tiled_attention(..., is_causal={causal}, block_size=16)", small, large,
-                        f"(B, H, Tq, Tk) = (1, 1, {small_q}, 64)", f"(4, 8, {large_q}, 64)")
+    """tiled_attention returns torch's output and its operation count depends on the number of key blocks
+    only, not on B, H or Tq."""
+    names = ("B", "H", "Tq", "Tk")
+    base_shape = (2, 2, 64, 64)  # Tq >= Tk: with is_causal every key block is still visible to some query
+    grown_shapes = (("the batch", (6, 2, 64, 64)), ("the heads", (2, 8, 64, 64)),
+                    ("the query positions", (2, 2, 128, 64)))
+    for causal in (False, True):
+
+        def count(shape, salt):
+            batch, heads, q_len, k_len = shape
+            q, k, v = inputs.qkv(lead=(batch, heads), q_len=q_len, k_len=k_len, d=16, salt=salt)
+            text = f"tiled_attention(..., is_causal={causal}, block_size=16) at {shape_text(names, shape)}"
+            got, ops = counted(submission, submission.tiled_attention, text, q, k, v, is_causal=causal,
+                               block_size=16)
+            assert_close(got, reference.sdpa(q, k, v, is_causal=causal)[0], text, OUT_DIMS, hint=HINT)
+            return ops
+
+        base = count(base_shape, 418)
+        grown = [(dim, shape_text(names, shape), count(shape, 419 + n)) for n, (dim, shape) in enumerate(grown_shapes)]
+        assert_no_loops(f"tiled_attention(..., is_causal={causal}, block_size=16)",
+                        (shape_text(names, base_shape), base), grown,
+                        advice="Loop over the key blocks only; let each block's matmul handle every batch item, "
+                               "head and query at once.")
 
 
 @pytest.mark.points(1)

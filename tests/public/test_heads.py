@@ -3,33 +3,56 @@
 import pytest
 
 from tests import inputs, reference
-from tests.feedback import assert_close, check_tensor
-from tests.mistakes import split_mistakes
+from tests.feedback import assert_close, call, fail
+from tests.mistakes import merge_mistakes, split_mistakes
 
 pytestmark = pytest.mark.task("heads")
 HEAD_DIMS = ("b", "h", "t", "e")
+MODEL_DIMS = ("b", "t", "f")
+RESHAPE = "a transposed tensor cannot be view()ed: use reshape(), or .contiguous() before view()"
+VIEW_ERROR = "view size is not compatible"  # torch's RuntimeError for .view() on a non-contiguous tensor
 
 
-@pytest.mark.points(1)
-def test_split_heads_shape(submission):
-    """split_heads([B, T, d_model], H) has shape [B, H, T, d_model // H]."""
-    x = inputs.randn(2, 5, 12, salt=30)
-    check_tensor(submission.split_heads(x, 3), "split_heads(x, 3)", shape=(2, 3, 5, 4), layout="[B, H, T, d_head]",
-                 hint="view as [B, T, H, d_head], then transpose the T and H dims")
+def run(function, label, *args, hint=RESHAPE):
+    """function(*args); a .view() on a non-contiguous tensor is named as such."""
+    try:
+        return call(function, label, *args, hint=hint)
+    except pytest.fail.Exception as failure:
+        text = str(failure.msg)
+        if VIEW_ERROR not in text:
+            raise
+        fail(text.split("\nHint:")[0] + "\nLikely cause: .view() on a transposed (non-contiguous) tensor: "
+             "use reshape() or flatten(-2), or call .contiguous() before view().")
 
 
 @pytest.mark.points(2)
 def test_head_h_holds_features_h_times_d_head_onwards(submission):
-    """split_heads(x, H)[b, h, t] == x[b, t, h*d_head:(h+1)*d_head]."""
+    """split_heads(x [B, T, d_model], H)[b, h, t] == x[b, t, h*d_head:(h+1)*d_head], shape [B, H, T, d_head]."""
     x = inputs.randn(2, 5, 12, salt=31)
-    assert_close(submission.split_heads(x, 3), reference.split_heads(x, 3), "split_heads(x, 3)", HEAD_DIMS,
-                 mistakes=split_mistakes(x, 3))
+    label = "split_heads(x [2, 5, 12], 3)"
+    got = run(submission.split_heads, label, x, 3)
+    assert_close(got, reference.split_heads(x, 3), label, HEAD_DIMS, layout="[B, H, T, d_head]",
+                 hint="view as [B, T, H, d_head], then transpose the T and H dims", mistakes=split_mistakes(x, 3))
+
+
+@pytest.mark.points(2)
+def test_merge_heads_puts_head_h_at_features_h_times_d_head_onwards(submission):
+    """merge_heads(x [B, H, T, d_head])[b, t, h*d_head + e] == x[b, h, t, e], shape [B, T, H * d_head]."""
+    x = inputs.randn(2, 3, 5, 4, salt=33)
+    label = "merge_heads(x [2, 3, 5, 4])"
+    got = run(submission.merge_heads, label, x)
+    assert_close(got, reference.merge_heads(x), label, MODEL_DIMS, layout="[B, T, H * d_head]",
+                 hint="transpose(1, 2) to [B, T, H, d_head], then flatten(-2)", mistakes=merge_mistakes(x))
 
 
 @pytest.mark.points(1)
 def test_merge_heads_undoes_split_heads(submission):
-    """merge_heads(split_heads(x, H)) == x."""
+    """merge_heads(split_heads(x, H)) == x, and split_heads(x, H) is right on its own."""
     x = inputs.randn(2, 5, 12, salt=32)
-    merged = submission.merge_heads(submission.split_heads(x, 3))
-    assert_close(merged, x, "merge_heads(split_heads(x, 3))", ("b", "t", "f"),
-                 hint="transpose H and T back, then flatten the last two dims (reshape, not view)")
+    split = run(submission.split_heads, "split_heads(x [2, 5, 12], 4)", x, 4)
+    assert_close(split, reference.split_heads(x, 4), "split_heads(x [2, 5, 12], 4)", HEAD_DIMS,
+                 layout="[B, H, T, d_head]", mistakes=split_mistakes(x, 4))
+    merged = run(submission.merge_heads, "merge_heads(split_heads(x, 4))", split)
+    assert_close(merged, x, "merge_heads(split_heads(x, 4))", MODEL_DIMS,
+                 hint="transpose H and T back, then flatten the last two dims (reshape, not view)",
+                 mistakes=merge_mistakes(split.contiguous()))

@@ -50,24 +50,18 @@ def decode_mistakes(params, n_heads, x):
     }
 
 
-@pytest.mark.points(1)
-def test_a_new_cache_is_empty_with_preallocated_buffers(submission):
-    """KVCache(2, 4, 10, 8) has keys and values buffers of shape [2, 4, 10, 8] (float32) and length 0."""
-    cache = new_cache(submission, 2, 4, 10, 8)
+@pytest.mark.points(2)
+def test_append_writes_new_positions_and_returns_every_stored_one(submission):
+    """KVCache(2, 3, 10, 4) starts empty (length 0) with float32 buffers [2, 3, 10, 4]; append(k, v) with
+    k, v [B, H, T_new, d_head] stores them after the stored positions, advances length and returns
+    (keys, values) [B, H, length, d_head] of every stored position."""
+    cache = new_cache(submission, 2, 3, 10, 4)
     for name in ("keys", "values"):
-        buffer = getattr(cache, name)
-        check_tensor(buffer, f"KVCache(2, 4, 10, 8).{name}", shape=(2, 4, 10, 8), dtype=torch.float32,
+        check_tensor(getattr(cache, name), f"KVCache(2, 3, 10, 4).{name}", shape=(2, 3, 10, 4), dtype=torch.float32,
                      layout="[B, H, max_len, d_head]",
                      hint="allocate the whole buffer once, in __init__: torch.zeros(B, H, max_len, d_head)")
     if cache.length != 0:
         fail(f"a new KVCache has length {cache.length!r}, expected 0 (no position is stored yet)")
-
-
-@pytest.mark.points(1)
-def test_append_writes_new_positions_and_returns_every_stored_one(submission):
-    """append(k, v) with k, v [B, H, T_new, d_head] stores them after the stored positions, advances
-    length and returns (keys, values) [B, H, length, d_head] of every stored position."""
-    cache = new_cache(submission, 2, 3, 10, 4)
     k1, v1 = inputs.randn(2, 3, 2, 4, salt=500), inputs.randn(2, 3, 2, 4, salt=501)
     k2, v2 = inputs.randn(2, 3, 1, 4, salt=502), inputs.randn(2, 3, 1, 4, salt=503)
     call(cache.append, "cache.append(k1, v1) with 2 positions", k1, v1)
@@ -99,15 +93,19 @@ def test_decoding_token_by_token_equals_the_causal_forward_pass(submission):
 
 @pytest.mark.points(1)
 def test_a_decode_step_projects_only_the_new_token(submission):
-    """A step at length 12 multiplies only the new token by w_q, w_k, w_v and w_o: its matrix products do
+    """Decoding 12 tokens gives the causal forward pass's rows, and the step at length 12 multiplies only the
+    new token by w_q, w_k, w_v and w_o: its matrix products do
     about 4 B d_model^2 + 2 B T d_model multiply-adds, not a projection of the whole prefix."""
     batch, d_model, n_heads, length = 2, 16, 4, 12
-    module, _ = mha_support.build(submission, d_model, n_heads, seed=51)
+    module, params = mha_support.build(submission, d_model, n_heads, seed=51)
     x = inputs.randn(batch, length, d_model, salt=505)
     cache = new_cache(submission, batch, n_heads, length, d_model // n_heads)
-    decode(submission, module, x[:, :-1], cache)
-    decode(submission, module, x[:, -1:], cache, name="x_last")
+    earlier = decode(submission, module, x[:, :-1], cache)
+    last = decode(submission, module, x[:, -1:], cache, name="x_last")
     stats = submission.last_stats
+    assert_close(torch.cat([earlier, last], dim=1), reference.mha(params, n_heads, x, is_causal=True)[0],
+                 f"the {length} decoded outputs, concatenated", OUT_DIMS, layout="[B, T, d_model]",
+                 hint=DECODE_HINT, mistakes=decode_mistakes(params, n_heads, x))
     needed = 4 * batch * d_model * d_model + 2 * batch * length * d_model
     prefix = 3 * batch * length * d_model * d_model
     if stats["multiply_adds"] > 1.5 * needed:
@@ -115,5 +113,5 @@ def test_a_decode_step_projects_only_the_new_token(submission):
         fail(f"decode_step at length {length} (B={batch}, d_model={d_model}) ran matrix products totalling "
              f"{stats['multiply_adds']:,} multiply-adds (for example {largest[0]} {largest[1]} x {largest[2]}); "
              f"projecting only the new token needs about {needed:,}, projecting the whole prefix again about "
-             f"{prefix:,}.\nHint: the cache already holds the keys and values of the earlier tokens: apply "
+             f"{prefix:,}.\nLikely cause: the whole prefix is projected again at every step.\nHint: the cache already holds the keys and values of the earlier tokens: apply "
              "w_q, w_k and w_v to x_t [B, 1, d_model] only.")

@@ -1,43 +1,58 @@
-"""Task `mha`: MultiHeadAttention(d_model, n_heads, bias=True)."""
+"""Task `mha`: MultiHeadAttention(d_model, n_heads, bias=True), each call against nn.MultiheadAttention
+with the same weights."""
 
 import pytest
+import torch
 
 from tests import inputs, mha_support, reference
-from tests.feedback import check_tensor, fail
+from tests.mha_support import classic_mistakes
 
 pytestmark = pytest.mark.task("mha")
 
 
-@pytest.mark.points(1)
-def test_mha_has_linear_projections_w_q_w_k_w_v_w_o(submission):
-    """The module has nn.Linear(d_model, d_model) attributes w_q, w_k, w_v and w_o."""
-    module = submission.MultiHeadAttention(16, 4)
-    for name in ("w_q", "w_k", "w_v", "w_o"):
-        try:
-            weight = getattr(module, name).weight
-        except Exception:
-            fail(f"MultiHeadAttention(16, 4) has no nn.Linear attribute `{name}` (self.{name} = nn.Linear(d_model, d_model))")
-        check_tensor(weight, f"{name}.weight", shape=(16, 16), layout="[d_model, d_model]")
+def cross_inputs(q_len, k_len, salt, d_model=16, dtype=torch.float32):
+    """query [2, Tq, d_model], key and value [2, Tk, d_model], three different tensors."""
+    query = inputs.randn(2, q_len, d_model, dtype=dtype, salt=salt)
+    key = inputs.randn(2, k_len, d_model, dtype=dtype, salt=salt + 1)
+    value = inputs.randn(2, k_len, d_model, dtype=dtype, salt=salt + 2)
+    return query, key, value
 
 
 @pytest.mark.points(2)
-def test_mha_returns_output_and_per_head_weights(submission):
-    """forward(x [B, T, d_model]) returns output [B, T, d_model] and weights [B, H, T, T]."""
-    module, _ = mha_support.build(submission, 16, 4)
-    x = inputs.randn(2, 5, 16, salt=40)
-    output, weights = mha_support.run(module, "MultiHeadAttention(16, 4)(x)", x)
-    check_tensor(output, "output", shape=(2, 5, 16), layout="[B, T, d_model]")
-    check_tensor(weights, "weights", shape=(2, 4, 5, 5), layout="[B, H, Tq, Tk]",
-                 hint="return the per-head weights, not their mean over heads")
-
-
-@pytest.mark.points(3)
 def test_mha_self_attention_matches_torch(submission):
-    """Self-attention equals nn.MultiheadAttention with the same weights."""
+    """The module has nn.Linear(d_model, d_model) layers w_q, w_k, w_v, w_o; forward(x) returns output
+    [B, T, d_model] and per-head weights [B, H, T, T] equal to nn.MultiheadAttention's, the same twice."""
+    mha_support.check_projections(submission, 16, 4)
     module, params = mha_support.build(submission, 16, 4, seed=1)
     x = inputs.randn(2, 6, 16, salt=41)
-    got = mha_support.run(module, "mha(x)", x)
-    mha_support.compare(got, reference.mha(params, 4, x), "mha(x)")
+    got = mha_support.run_twice(module, "MultiHeadAttention(16, 4)(x [2, 6, 16])", x)
+    mha_support.compare(got, reference.mha(params, 4, x), "mha(x)", mistakes=classic_mistakes(params, 4, x))
+
+
+@pytest.mark.points(2)
+def test_mha_cross_attention_matches_torch(submission):
+    """forward(query [B, Tq, d], key [B, Tk, d], value [B, Tk, d]) with Tq != Tk and three different
+    tensors projects query with w_q, key with w_k and value with w_v."""
+    module, params = mha_support.build(submission, 24, 3, seed=3)
+    query, key, value = cross_inputs(4, 7, salt=43, d_model=24)
+    text = "MultiHeadAttention(24, 3)(query [2, 4, 24], key [2, 7, 24], value [2, 7, 24])"
+    got = mha_support.run(module, text, query, key, value)
+    mha_support.compare(got, reference.mha(params, 3, query, key, value), text,
+                        hint="project query with w_q, key with w_k and value with w_v",
+                        mistakes=classic_mistakes(params, 3, query, key, value))
+
+
+@pytest.mark.points(2)
+def test_mha_with_a_bool_mask_matches_torch(submission):
+    """A bool [Tq, Tk] mask (True = allowed) applies to every batch item and head (cross-attention)."""
+    module, params = mha_support.build(submission, 16, 4, seed=4)
+    query, key, value = cross_inputs(5, 6, salt=44)
+    mask = inputs.random_bool_mask(5, 6, salt=47)
+    text = "mha(query [2, 5, 16], key [2, 6, 16], value, mask=bool_mask [5, 6])"
+    got = mha_support.run(module, text, query, key, value, mask=mask)
+    mha_support.compare(got, reference.mha(params, 4, query, key, value, mask=mask), text,
+                        hint="pass the mask on to scaled_dot_product_attention; True = allowed",
+                        mistakes=classic_mistakes(params, 4, query, key, value, mask=mask))
 
 
 @pytest.mark.points(2)
@@ -45,6 +60,32 @@ def test_mha_causal_self_attention_matches_torch(submission):
     """forward(x, is_causal=True) equals nn.MultiheadAttention with a causal mask."""
     module, params = mha_support.build(submission, 16, 4, seed=2)
     x = inputs.randn(2, 6, 16, salt=42)
-    got = mha_support.run(module, "mha(x, is_causal=True)", x, is_causal=True)
-    mha_support.compare(got, reference.mha(params, 4, x, is_causal=True), "mha(x, is_causal=True)",
-                        hint="pass is_causal on to scaled_dot_product_attention")
+    text = "mha(x [2, 6, 16], is_causal=True)"
+    got = mha_support.run(module, text, x, is_causal=True)
+    mha_support.compare(got, reference.mha(params, 4, x, is_causal=True), text,
+                        hint="pass is_causal on to scaled_dot_product_attention",
+                        mistakes=classic_mistakes(params, 4, x, is_causal=True))
+
+
+@pytest.mark.points(1)
+def test_mha_without_bias_matches_torch(submission):
+    """MultiHeadAttention(d_model, H, bias=False) has no biases (w_q.bias is None, ...) and matches torch."""
+    mha_support.check_projections(submission, 16, 2, bias=False)
+    module, params = mha_support.build(submission, 16, 2, bias=False, seed=5)
+    x = inputs.randn(2, 5, 16, salt=48)
+    text = "MultiHeadAttention(16, 2, bias=False)(x [2, 5, 16])"
+    got = mha_support.run(module, text, x)
+    mha_support.compare(got, reference.mha(params, 2, x, bias=False), text,
+                        mistakes=classic_mistakes(params, 2, x))
+
+
+@pytest.mark.points(1)
+def test_mha_in_float64_stays_float64_and_matches_torch(submission):
+    """After module.double(), float64 inputs give float64 results equal to torch's at double precision."""
+    module, params = mha_support.build(submission, 16, 4, dtype=torch.float64, seed=6)
+    query, key, value = cross_inputs(3, 5, salt=49, dtype=torch.float64)
+    text = "MultiHeadAttention(16, 4).double()(query, key, value) in float64"
+    got = mha_support.run(module, text, query, key, value)
+    mha_support.compare(got, reference.mha(params, 4, query, key, value), text,
+                        hint="keep the inputs' dtype (no .float()); compute the scale with math.sqrt",
+                        mistakes=classic_mistakes(params, 4, query, key, value))

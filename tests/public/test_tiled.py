@@ -15,12 +15,14 @@ HINT = ("for each key block: m_new = max(m, block row max); l = exp(m - m_new) *
 
 
 def multiply_adds_without_and_with_causal(submission, q, k, v, block_size=64):
-    """The multiply-adds of tiled_attention's matrix products, without and with is_causal."""
+    """The multiply-adds of tiled_attention's matrix products, without and with is_causal; each call's
+    output must equal torch's (work done for a wrong result earns nothing)."""
     counts = []
     for causal in (False, True):
-        run(submission, f"tiled_attention(q, k, v, is_causal={causal}, block_size={block_size})", q, k, v,
-            is_causal=causal, block_size=block_size)
+        text = f"tiled_attention(q, k, v, is_causal={causal}, block_size={block_size})"
+        got = run(submission, text, q, k, v, is_causal=causal, block_size=block_size)
         counts.append(submission.last_stats["multiply_adds"])
+        assert_close(got, reference.sdpa(q, k, v, is_causal=causal)[0], text, OUT_DIMS, hint=HINT)
     return tuple(counts)
 
 
@@ -88,27 +90,30 @@ def test_tiled_matches_torch_with_is_causal(submission):
 
 @pytest.mark.points(1)
 def test_tiled_never_creates_a_tq_by_tk_matrix(submission):
-    """At B=1, H=2, T=1024, d=16 and block_size=64, nothing tiled_attention creates is larger than a
-    few [B, H, Tq, block_size] blocks (without and with is_causal)."""
+    """At B=1, H=2, T=1024, d=16 and block_size=64, tiled_attention returns torch's output and nothing it
+    creates is larger than a few [B, H, Tq, block_size] blocks (without and with is_causal)."""
     q, k, v = inputs.qkv(lead=(1, 2), q_len=1024, k_len=1024, d=16, salt=404)
     full = 1 * 2 * 1024 * 1024 * 4
     block = 1 * 2 * 1024 * 64 * 4
     for causal in (False, True):
         text = f"tiled_attention(q, k, v, is_causal={causal}, block_size=64) at B=1, H=2, T=1024, d=16"
-        run(submission, text, q, k, v, is_causal=causal, block_size=64)
+        got = run(submission, text, q, k, v, is_causal=causal, block_size=64)
         largest = submission.last_stats["largest_bytes"]
+        assert_close(got, reference.sdpa(q, k, v, is_causal=causal)[0], text, OUT_DIMS, hint=HINT)
         if largest > 4 * block:
             fail(f"{text}: your largest intermediate was {largest / MIB:.2f} MiB; a Tq x Tk score matrix is "
                  f"{full / MIB:.0f} MiB and one [B, H, Tq, block_size] block of scores {block / MIB:.2f} MiB "
-                 f"(allowed: up to {4 * block / MIB:.0f} MiB).\nHint: compute the scores of one key block at a "
+                 f"(allowed: up to {4 * block / MIB:.0f} MiB).\nLikely cause: a [Tq, Tk]-sized tensor (scores, "
+                 "weights or a mask) is built.\nHint: compute the scores of one key block at a "
                  "time and build any mask piece for that block only (mask[..., s:e], or aranges for is_causal); "
                  "never a [Tq, Tk] tensor, not even a bool causal mask.")
 
 
 @pytest.mark.points(1)
 def test_tiled_causal_skips_the_blocks_above_the_diagonal(submission):
-    """With is_causal=True, the matrix products do about half the multiply-adds of a non-causal call
-    (B=1, H=2, T=1024, block_size=64): keys above the diagonal are never multiplied."""
+    """With is_causal=True, tiled_attention returns torch's output and its matrix products do about half
+    the multiply-adds of a non-causal call (B=1, H=2, T=1024, block_size=64): keys above the diagonal are
+    never multiplied."""
     q, k, v = inputs.qkv(lead=(1, 2), q_len=1024, k_len=1024, d=16, salt=405)
     full, causal = multiply_adds_without_and_with_causal(submission, q, k, v)
     if full == 0:
@@ -117,5 +122,6 @@ def test_tiled_causal_skips_the_blocks_above_the_diagonal(submission):
     if causal > 0.65 * full:
         fail(f"with is_causal=True your matrix products did {causal:,} multiply-adds, {causal / full:.0%} of the "
              f"{full:,} done without it; skipping the keys above the diagonal brings it to about 53%.\n"
-             "Hint: queries i < s cannot see any key of block [s, e): multiply that block with q[..., s:, :] only, "
-             "and stop once s >= Tq.")
+             "Likely cause: is_causal masks the scores but does not skip the work above the diagonal: queries "
+             "i < s cannot see any key of block [s, e), so multiply that block with q[..., s:, :] only, and stop "
+             "once s >= Tq.")
