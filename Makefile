@@ -54,8 +54,9 @@ reference-full-marks: $(PY)
 stubs-zero: $(PY)
 	$(PY) -m grader grade --suite all --impl assignment --expect zero > /dev/null
 
+# make mutants ONLY="zeros scores_missing_scale" grades only those mutants and degenerates (no floors)
 mutants: $(PY)
-	$(PY) -m grader.mutants --suite both --jobs $(JOBS)
+	$(PY) -m grader.mutants --suite both --jobs $(JOBS) $(if $(ONLY),--only $(ONLY))
 
 notebook: $(PY)
 	$(PY) -m grader.notebook run --impl solutions

@@ -1,14 +1,22 @@
-"""Mutation check: do the test suites catch real student bugs?
+"""Mutation check: do the test suites catch real student bugs, name them, and pay nothing for nothing?
 
     python -m grader.mutants [--suite hidden|public|both] [--jobs 2] [--only NAME ...] [--json FILE]
 
-Every mutant of tests/mutants/catalogue.py (the reference with one realistic bug) is graded. A mutant
-is CAUGHT when its task loses points under the hidden suite, and under the public suite as well when
-the catalogue marks it `public`. An `exclusive` mutant (a loop: slow, not wrong) must lose points in its
-own task only. The command also grades the reference (must lose nothing) and the stubs (must score
-nothing), and exits 1 if anything is off.
+Every mutant of tests/mutants/catalogue.py and bonus.py (the reference with one realistic bug) is
+graded. A mutant is CAUGHT when its task loses points under the hidden suite, and under the public
+suite as well when the catalogue marks it `public`. An `exclusive` mutant (a loop: slow, not wrong)
+must lose points in its own task only. A mutant is NAMED when a failing public test of its task prints
+a "Likely cause:" line holding the words of its catalogue `cause`; a Likely cause line without them,
+in any test, is a WRONG DIAGNOSIS.
 
-Grading goes through the grader itself (grader.grade, as `python -m grader grade --format json`).
+The reference (must lose nothing), the stubs (must score nothing) and the degenerate submissions of
+tests/mutants/degenerate.py (zeros, ones, None...: nothing outside their `allowed` tasks) are graded
+too, and none of them may get a Likely cause line. When the whole catalogue is graded with the public
+suite, at least PUBLIC_CAUGHT_FLOOR of the mutants must be caught publicly and NAMED_FLOOR named.
+The command exits 1 if anything is off.
+
+Each submission is graded once through the grader itself (grader.grade, as `python -m grader grade
+--suite all --format json`), and its report is split by each test's suite.
 """
 
 import argparse
@@ -16,6 +24,7 @@ import json
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import REPO
@@ -24,19 +33,33 @@ from grader.tasks import TASKS, task_order
 REFERENCE = REPO / "solutions" / "attention.py"
 STUBS = REPO / "assignment"
 SUITES = ("public", "hidden")
+CAUSE_PREFIX = "Likely cause:"
+PUBLIC_CAUGHT_FLOOR = 0.90  # of all mutants (core and bonus), caught by the public suite
+NAMED_FLOOR = 0.0  # of all mutants, named by a Likely cause line of the public suite
 
 
 class CatalogueError(Exception):
     """A mutant no longer applies to the reference (its `old` text is missing or ambiguous)."""
 
 
-def catalogue():
+def _tests_importable():
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
+
+
+def catalogue():
+    _tests_importable()
     from tests.mutants.bonus import BONUS
     from tests.mutants.catalogue import CATALOGUE
 
     return CATALOGUE + BONUS
+
+
+def degenerate_submissions():
+    _tests_importable()
+    from tests.mutants.degenerate import degenerates
+
+    return degenerates((STUBS / "attention.py").read_text())
 
 
 def apply(mutant, source, filename="attention.py"):
@@ -70,34 +93,88 @@ def materialize(dest_dir, mutants=None, reference=REFERENCE):
     return made
 
 
+def materialize_degenerates(dest_dir, chosen):
+    """Write dest_dir/degenerates/<name>/attention.py for each degenerate; returns [(degenerate, folder), ...]."""
+    from tests.mutants.degenerate import StubMismatch, source
+
+    stubs = (STUBS / "attention.py").read_text()
+    made = []
+    for degenerate in chosen:
+        folder = Path(dest_dir) / "degenerates" / degenerate.name
+        try:
+            text = source(degenerate, stubs)
+        except StubMismatch as error:
+            raise CatalogueError(str(error)) from None
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "attention.py").write_text(text)
+        made.append((degenerate, folder))
+    return made
+
+
 # -- grading ---------------------------------------------------------------------------------
 # A suite's result for one attention.py is {task: {"lost": points, "points": available,
-# "failed": [(test name, status, first line of its message), ...]}}.
+# "failed": [[test name, status, first line of its message], ...],
+# "causes": [[test name, status, a "Likely cause: ..." line of its message], ...]}}.
 
-def grader_tasks(impl_dir, suite, timeout=900.0, attempts=2):
-    """Through the grader itself: `python -m grader grade --suite SUITE --format json`."""
+def likely_causes(message):
+    """The lines of a test's message that start with "Likely cause:"."""
+    lines = (line.strip() for line in (message or "").splitlines())
+    return [line for line in lines if line.startswith(CAUSE_PREFIX)]
+
+
+def split_report(report):
+    """{suite: tasks} from one grader report, each test counted in its own suite."""
+    suites = {}
+    for test in report["tests"]:
+        tasks = suites.setdefault(test["suite"], {})
+        entry = tasks.setdefault(test["task"], {"lost": 0.0, "points": 0.0, "failed": [], "causes": []})
+        entry["points"] += test["max_score"]
+        entry["lost"] += test["max_score"] - test["score"]
+        message = test["message"] or ""
+        if test["status"] != "passed":
+            entry["failed"].append([test["name"], test["status"], message.strip().split("\n")[0]])
+        entry["causes"].extend([test["name"], test["status"], line] for line in likely_causes(message))
+    return suites
+
+
+def grader_suites(impl_dir, suites, timeout=900.0, attempts=2):
+    """{suite: tasks} for suites, from one run of the grader itself (`--suite all` for both)."""
     from grader.grade import grade
     from grader.score import MISSING
 
+    suite = suites[0] if len(suites) == 1 else "all"
     for _ in range(attempts):
         report = grade(impl_dir, suite, timeout=timeout)
         if any(test["message"] != MISSING for test in report["tests"]):
             break
-    else:  # not one test reported back: the run itself failed, the mutant was never graded
-        raise RuntimeError(f"no test of tests/{suite} reported a result for {impl_dir}; flags: {report['flags']}")
-    tasks = {}
-    for test in report["tests"]:
-        entry = tasks.setdefault(test["task"], {"lost": 0.0, "points": 0.0, "failed": []})
-        entry["points"] += test["max_score"]
-        entry["lost"] += test["max_score"] - test["score"]
-        if test["status"] != "passed":
-            entry["failed"].append((test["name"], test["status"], (test["message"] or "").strip().split("\n")[0]))
-    return tasks
+    else:  # not one test reported back: the run itself failed, the submission was never graded
+        raise RuntimeError(f"no test of --suite {suite} reported a result for {impl_dir}; flags: {report['flags']}")
+    graded = split_report(report)
+    absent = [name for name in suites if name not in graded]
+    if absent:
+        raise RuntimeError(f"the grader ran no test of tests/{absent[0]} for {impl_dir}")
+    return {name: graded[name] for name in suites}
 
 
 def lost(tasks):
     """{task: points lost} for the tasks that lost any."""
     return {task: entry["lost"] for task, entry in (tasks or {}).items() if entry["lost"]}
+
+
+def earned(tasks):
+    """{task: points earned} for the tasks that earned any."""
+    return {task: entry["points"] - entry["lost"] for task, entry in (tasks or {}).items()
+            if entry["points"] - entry["lost"]}
+
+
+def problems_in(mutant, suite, tasks):
+    """Why one suite's tasks do not catch the mutant ([] when they do)."""
+    losses = lost(tasks)
+    problems = [] if losses.get(mutant.task) else [f"{suite} suite: {mutant.task} loses no points"]
+    others = sorted(set(losses) - {mutant.task})
+    if mutant.exclusive and others:
+        problems.append(f"{suite} suite: other tasks lose points too ({', '.join(others)})")
+    return problems
 
 
 def verdict(mutant, public, hidden):
@@ -108,14 +185,113 @@ def verdict(mutant, public, hidden):
         if tasks is None or not required:
             continue
         judged = True
-        if not lost(tasks).get(mutant.task):
-            problems.append(f"{suite} suite: {mutant.task} loses no points")
-        others = sorted(set(lost(tasks)) - {mutant.task})
-        if mutant.exclusive and others:
-            problems.append(f"{suite} suite: other tasks lose points too ({', '.join(others)})")
+        problems += problems_in(mutant, suite, tasks)
     if not judged:
         return "n/a", "hidden-only mutant, hidden suite not run"
     return ("MISSED", "; ".join(problems)) if problems else ("CAUGHT", "")
+
+
+# -- diagnoses -------------------------------------------------------------------------------
+
+def names_cause(line, cause):
+    """True when a Likely cause line holds the cause's words (case-insensitive)."""
+    return cause is not None and cause.casefold() in line.casefold()
+
+
+def diagnosis(mutant, public):
+    """(named, line): whether a failing public test of the mutant's task names its cause, and the
+    Likely cause line to show (the naming one, else the first one, else None)."""
+    entry = (public or {}).get(mutant.task, {})
+    lines = [line for _, status, line in entry.get("causes", []) if status != "passed"]
+    naming = [line for line in lines if names_cause(line, mutant.cause)]
+    if naming:
+        return True, naming[0]
+    return False, (lines[0] if lines else None)
+
+
+def all_causes(by_suite):
+    """[(suite, test, line)] for every Likely cause line of every graded suite."""
+    return [(suite, test, line) for suite, tasks in by_suite.items() for entry in (tasks or {}).values()
+            for test, _, line in entry.get("causes", [])]
+
+
+def wrong_diagnoses(mutant, by_suite):
+    """The Likely cause lines that do not hold the mutant's cause ([] when the catalogue gives none)."""
+    if mutant.cause is None:
+        return []
+    return [item for item in all_causes(by_suite) if not names_cause(item[2], mutant.cause)]
+
+
+def unearned_points(name, by_suite, allowed=frozenset()):
+    """Problems for a submission that must earn nothing outside the `allowed` tasks."""
+    problems = []
+    for suite, tasks in by_suite.items():
+        extra = sorted(((task, points) for task, points in earned(tasks).items() if task not in allowed),
+                       key=lambda kv: task_order(kv[0]))
+        if extra:
+            where = f" outside {', '.join(sorted(allowed))}" if allowed else ""
+            items = ", ".join(f"{task} {points:g}" for task, points in extra)
+            problems.append(f"{name} earns points under {suite} ({items}), expected none{where}")
+    return problems
+
+
+def diagnoses_of(name, by_suite):
+    """Problems for a submission that must get no Likely cause line at all (nothing known is wrong)."""
+    return [f"WRONG DIAGNOSIS: {name} gets a Likely cause line in {suite}/{test}: {line}"
+            for suite, test, line in all_causes(by_suite)]
+
+
+# -- the report ------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    """One mutant's results."""
+    mutant: object
+    status: str  # CAUGHT, MISSED, ERROR or n/a
+    why: str
+    caught_public: bool | None  # None when the public suite was not graded
+    named: bool
+    cause_line: str | None  # the Likely cause line shown for it
+    wrong: list = field(default_factory=list)  # [(suite, test, line)] not holding its cause
+    unchecked: list = field(default_factory=list)  # [(suite, test, line)] of a mutant with no cause
+
+
+def judge(mutant, by_suite, failed_grading):
+    public = by_suite.get("public")
+    status, why = verdict(mutant, public, by_suite.get("hidden"))
+    if failed_grading:
+        status, why = "ERROR", "grading failed (see below)"
+    named, line = diagnosis(mutant, public)
+    return Row(
+        mutant, status, why,
+        caught_public=None if public is None else not problems_in(mutant, "public", public),
+        named=named, cause_line=line,
+        wrong=wrong_diagnoses(mutant, by_suite),
+        unchecked=all_causes(by_suite) if mutant.cause is None else [],
+    )
+
+
+def fractions(rows):
+    """{"mutants": n, "public_caught", "named", "caught": fractions of n} (caught = CAUGHT verdicts)."""
+    count = len(rows) or 1
+    return {
+        "mutants": len(rows),
+        "public_caught": sum(1 for row in rows if row.caught_public) / count,
+        "named": sum(1 for row in rows if row.named) / count,
+        "caught": sum(1 for row in rows if row.status == "CAUGHT") / count,
+    }
+
+
+def floor_failures(summary):
+    """The fractions below their floors."""
+    failures = []
+    if summary["public_caught"] < PUBLIC_CAUGHT_FLOOR:
+        failures.append(f"the public suite catches {summary['public_caught']:.1%} of the mutants, "
+                        f"below the floor of {PUBLIC_CAUGHT_FLOOR:.0%} (grader/mutants.py PUBLIC_CAUGHT_FLOOR)")
+    if summary["named"] < NAMED_FLOOR:
+        failures.append(f"the public suite names {summary['named']:.1%} of the mutants, below the floor of "
+                        f"{NAMED_FLOOR:.0%} (grader/mutants.py NAMED_FLOOR)")
+    return failures
 
 
 def describe(tasks, own=None):
@@ -128,13 +304,77 @@ def describe(tasks, own=None):
     return ", ".join(f"{task} {points:g}/{tasks[task]['points']:g}" for task, points in items) or "none"
 
 
+def describe_earned(tasks):
+    """'divisibility 3/5, heads 1/10' for the tasks that earned points."""
+    if tasks is None:
+        return "-"
+    items = sorted(earned(tasks).items(), key=lambda kv: task_order(kv[0]))
+    return ", ".join(f"{task} {points:g}/{tasks[task]['points']:g}" for task, points in items) or "nothing"
+
+
+def yes_no(flag):
+    return "-" if flag is None else "yes" if flag else "no"
+
+
+def print_table(rows, degenerates, get, suites, verbose):
+    width = max([len(row.mutant.name) for row in rows] + [len(d.name) for d, _ in degenerates] + [10]) + 1
+    column = 40
+    header = (f"{'mutant':<{width}} {'task':<16} {'pub':<4} "
+              + " ".join(f"{s + ' suite: points lost':<{column}}" for s in suites) + " caught named verdict")
+    print(header)
+    print("-" * len(header))
+    for name in ("reference", "stubs"):
+        cells = " ".join(f"{describe(get(name, s)):<{column}}" for s in suites)
+        print(f"{name:<{width}} {'':<16} {'':<4} {cells}")
+    for row in rows:
+        mutant = row.mutant
+        cells = " ".join(f"{describe(get(mutant.name, s), mutant.task):<{column}}" for s in suites)
+        print(f"{mutant.name:<{width}} {mutant.task:<16} {yes_no(mutant.public):<4} {cells} "
+              f"{yes_no(row.caught_public):<6} {yes_no(row.named):<5} {row.status}" + (f"  ({row.why})" if row.why else ""))
+        if verbose or row.status == "MISSED":
+            for suite in suites:
+                for task, entry in sorted((get(mutant.name, suite) or {}).items()):
+                    for test, outcome, message in entry["failed"]:
+                        print(f"      {suite}/{task}: {test} [{outcome}] {message[:150]}")
+    print(f"\n{'degenerate':<{width}} {'may earn':<16} "
+          + " ".join(f"{s + ' suite: points earned':<{column}}" for s in suites))
+    for degenerate, problems in degenerates:
+        cells = " ".join(f"{describe_earned(get(degenerate.name, s)):<{column}}" for s in suites)
+        allowed = ", ".join(sorted(degenerate.allowed)) or "nothing"
+        print(f"{degenerate.name:<{width}} {allowed:<16} {cells} {'FAIL' if problems else 'ok'}")
+    print("\nLikely cause lines of the mutants' own public tests:")
+    for row in rows:
+        text = row.cause_line or "(none)"
+        label = "named" if row.named else "WRONG DIAGNOSIS" if row.wrong else "-"
+        cause = f"cause {row.mutant.cause!r}" if row.mutant.cause else "no cause"
+        print(f"  {row.mutant.name:<{width}} {label:<15} {cause}: {text[:160]}")
+        for suite, test, line in row.wrong:
+            print(f"      WRONG DIAGNOSIS in {suite}/{test}: {line[:160]}")
+
+
+def print_summary(rows, summary):
+    counts = {s: sum(1 for row in rows if row.status == s) for s in ("CAUGHT", "MISSED", "ERROR", "n/a")}
+    print(f"\n{counts['CAUGHT']} caught, {counts['MISSED']} missed"
+          + (f", {counts['ERROR']} not graded" if counts["ERROR"] else "")
+          + (f", {counts['n/a']} not judged" if counts["n/a"] else "") + f" of {len(rows)} mutants")
+    if summary:
+        n = summary["mutants"]
+        print(f"public suite catches {summary['public_caught']:.1%} ({round(summary['public_caught'] * n)}/{n}, "
+              f"floor {PUBLIC_CAUGHT_FLOOR:.0%}); names {summary['named']:.1%} ({round(summary['named'] * n)}/{n}, "
+              f"floor {NAMED_FLOOR:.0%}); public + hidden catch {summary['caught']:.1%} ({round(summary['caught'] * n)}/{n})")
+    unchecked = [row.mutant.name for row in rows if row.unchecked]
+    if unchecked:
+        print(f"note: {len(unchecked)} mutant(s) get Likely cause lines but have no `cause` in the catalogue, "
+              f"so those lines are not checked: {', '.join(unchecked)}")
+
+
 # -- command line ----------------------------------------------------------------------------
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m grader.mutants", description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", choices=("hidden", "public", "both"), default="both")
     parser.add_argument("--jobs", type=int, default=2, help="gradings at a time (default 2)")
-    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants and degenerates")
     parser.add_argument("--keep", metavar="DIR", help="write the mutants into DIR and keep them")
     parser.add_argument("--json", metavar="FILE", help="also write every result as JSON")
     parser.add_argument("--verbose", "-v", action="store_true", help="list each mutant's failing tests")
@@ -142,103 +382,117 @@ def build_parser():
 
 
 def grade_all(targets, suites, jobs):
-    """{(name, suite): tasks} for [(name, folder)] x suites, `jobs` gradings at a time."""
+    """{(name, suite): tasks} for [(name, folder)] x suites, one grading per target, `jobs` at a time."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {(name, suite): pool.submit(grader_tasks, folder, suite) for name, folder in targets for suite in suites}
+        futures = {name: pool.submit(grader_suites, folder, suites) for name, folder in targets}
         results, errors = {}, {}
-        for number, (key, future) in enumerate(futures.items(), 1):
+        for number, (name, future) in enumerate(futures.items(), 1):
             try:
-                results[key] = future.result()
+                results.update({(name, suite): tasks for suite, tasks in future.result().items()})
                 outcome = "graded"
             except Exception as error:  # reported as a failure of the check, never as CAUGHT
-                errors[key] = f"{type(error).__name__}: {error}"
+                errors.update({(name, suite): f"{type(error).__name__}: {error}" for suite in suites})
                 outcome = "ERROR grading"
-            print(f"  [{number}/{len(futures)}] {outcome} {key[0]} ({key[1]})", file=sys.stderr, flush=True)
+            print(f"  [{number}/{len(futures)}] {outcome} {name}", file=sys.stderr, flush=True)
     return results, errors
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
-    suites = SUITES if args.suite == "both" else (args.suite,)
-    mutants = catalogue()
-    if args.only:
-        unknown = set(args.only) - {m.name for m in mutants}
-        if unknown:
-            print(f"unknown mutant(s): {', '.join(sorted(unknown))}", file=sys.stderr)
-            return 2
-        mutants = [m for m in mutants if m.name in args.only]
+def choose(args):
+    """(mutants, degenerates) to grade, or an error message for unknown --only names."""
+    mutants, degenerates = catalogue(), degenerate_submissions()
+    if not args.only:
+        return mutants, degenerates, None
+    unknown = set(args.only) - {m.name for m in mutants} - {d.name for d in degenerates}
+    if unknown:
+        return None, None, f"unknown mutant(s): {', '.join(sorted(unknown))}"
+    return [m for m in mutants if m.name in args.only], [d for d in degenerates if d.name in args.only], None
+
+
+def warn_missing_test_files(suites):
     for suite in suites:
         names = {p.name for p in (REPO / "tests" / suite).glob("test_*.py")}
         missing = sorted(f"test_{t.id}.py" for t in TASKS if f"test_{t.id}.py" not in names)
         if missing:
             print(f"warning: tests/{suite} has no {', '.join(missing)}", file=sys.stderr)
 
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    suites = SUITES if args.suite == "both" else (args.suite,)
+    mutants, degenerates, error = choose(args)
+    if error:
+        print(error, file=sys.stderr)
+        return 2
+    warn_missing_test_files(suites)
+
     with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
         try:
             made = materialize(Path(args.keep or tmp), mutants)
+            made_degenerates = materialize_degenerates(Path(args.keep or tmp), degenerates)
         except CatalogueError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-        targets = [("reference", REFERENCE.parent), ("stubs", STUBS)] + [(m.name, folder) for m, folder in made]
+        targets = ([("reference", REFERENCE.parent), ("stubs", STUBS)] + [(m.name, folder) for m, folder in made]
+                   + [(d.name, folder) for d, folder in made_degenerates])
         results, errors = grade_all(targets, suites, args.jobs)
 
     def get(name, suite):
         return results.get((name, suite))
 
-    failures = [f"grading {name} on {suite} failed: {error}" for (name, suite), error in errors.items()]
-    for suite in suites:
-        reference, stubs = get("reference", suite), get("stubs", suite)
-        if reference is None or stubs is None:
-            continue
-        if lost(reference):
-            failures.append(f"the reference loses points under {suite}: {describe(reference)}")
-        scored = sum(entry["points"] - entry["lost"] for entry in stubs.values())
-        if scored:
-            failures.append(f"the stubs score {scored:g} points under {suite}")
-    rows = []
-    for mutant, _ in made:
-        status, why = verdict(mutant, get(mutant.name, "public"), get(mutant.name, "hidden"))
-        if any((mutant.name, suite) in errors for suite in suites):
-            status, why = "ERROR", "grading failed (see below)"
-        rows.append((mutant, status, why))
-        if status == "MISSED":
-            failures.append(f"{mutant.name} MISSED: {why}")
+    def by_suite(name):
+        return {suite: get(name, suite) for suite in suites if get(name, suite) is not None}
 
-    width = max([len(m.name) for m in mutants] + [len("reference")]) + 1
-    column = 40
-    header = (f"{'mutant':<{width}} {'task':<16} {'pub':<4} "
-              + " ".join(f"{s + ' suite: points lost':<{column}}" for s in suites) + " verdict")
-    print(header)
-    print("-" * len(header))
-    for name in ("reference", "stubs"):
-        cells = " ".join(f"{describe(get(name, s)):<{column}}" for s in suites)
-        print(f"{name:<{width}} {'':<16} {'':<4} {cells}")
-    for mutant, status, why in rows:
-        cells = " ".join(f"{describe(get(mutant.name, s), mutant.task):<{column}}" for s in suites)
-        flag = "yes" if mutant.public else "no"
-        print(f"{mutant.name:<{width}} {mutant.task:<16} {flag:<4} {cells} {status}" + (f"  ({why})" if why else ""))
-        if args.verbose or status == "MISSED":
-            for suite in suites:
-                for task, entry in sorted((get(mutant.name, suite) or {}).items()):
-                    for test, outcome, message in entry["failed"]:
-                        print(f"      {suite}/{task}: {test} [{outcome}] {message[:150]}")
-    counts = {s: sum(1 for _, status, _ in rows if status == s) for s in ("CAUGHT", "MISSED", "ERROR", "n/a")}
-    print(f"\n{counts['CAUGHT']} caught, {counts['MISSED']} missed"
-          + (f", {counts['ERROR']} not graded" if counts["ERROR"] else "")
-          + (f", {counts['n/a']} not judged" if counts["n/a"] else "") + f" of {len(rows)} mutants")
+    failures = [f"grading {name} on {suite} failed: {error}" for (name, suite), error in errors.items()]
+    reference, stubs = by_suite("reference"), by_suite("stubs")
+    failures += [f"the reference loses points under {suite}: {describe(tasks)}" for suite, tasks in reference.items() if lost(tasks)]
+    failures += diagnoses_of("the reference", reference)
+    failures += unearned_points("the stubs", stubs) + diagnoses_of("the stubs", stubs)
+    checked_degenerates = []
+    for degenerate, _ in made_degenerates:
+        name, graded = f"degenerate {degenerate.name}", by_suite(degenerate.name)
+        problems = unearned_points(name, graded, degenerate.allowed) + diagnoses_of(name, graded)
+        checked_degenerates.append((degenerate, problems))
+        failures += problems
+    rows = [judge(m, by_suite(m.name), any((m.name, s) in errors for s in suites)) for m, _ in made]
+    for row in rows:
+        if row.status == "MISSED":
+            failures.append(f"{row.mutant.name} MISSED: {row.why}")
+        failures += [f"WRONG DIAGNOSIS: {row.mutant.name} (cause {row.mutant.cause!r}) gets {line!r} in {suite}/{test}"
+                     for suite, test, line in row.wrong]
+    summary = fractions(rows) if "public" in suites and rows else None
+    if summary and not args.only:
+        failures += floor_failures(summary)
+
+    print_table(rows, checked_degenerates, get, suites, args.verbose)
+    print_summary(rows, summary)
     for failure in failures:
         print(f"FAIL: {failure}")
-
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "suites": list(suites),
-            "results": {f"{name}:{suite}": tasks for (name, suite), tasks in results.items()},
-            "mutants": [{"name": m.name, "task": m.task, "public": m.public, "verdict": status, "why": why}
-                        for m, status, why in rows],
-            "errors": {f"{name}:{suite}": error for (name, suite), error in errors.items()},
-            "failures": failures,
-        }, indent=2))
+        write_json(args.json, suites, results, rows, checked_degenerates, get, summary, errors, failures)
     return 1 if failures else 0
+
+
+def write_json(path, suites, results, rows, degenerates, get, summary, errors, failures):
+    Path(path).write_text(json.dumps({
+        "suites": list(suites),
+        "results": {f"{name}:{suite}": tasks for (name, suite), tasks in results.items()},
+        "mutants": [{
+            "name": row.mutant.name, "task": row.mutant.task, "public": row.mutant.public,
+            "verdict": row.status, "why": row.why, "caught_public": row.caught_public,
+            "cause": row.mutant.cause, "named": row.named, "cause_line": row.cause_line,
+            "wrong_diagnoses": [list(item) for item in row.wrong],
+            "unchecked_diagnoses": [list(item) for item in row.unchecked],
+        } for row in rows],
+        "degenerates": [{
+            "name": degenerate.name, "allowed": sorted(degenerate.allowed),
+            "earned": {suite: earned(get(degenerate.name, suite)) for suite in suites},
+            "problems": problems,
+        } for degenerate, problems in degenerates],
+        "summary": summary,
+        "floors": {"public_caught": PUBLIC_CAUGHT_FLOOR, "named": NAMED_FLOOR},
+        "errors": {f"{name}:{suite}": error for (name, suite), error in errors.items()},
+        "failures": failures,
+    }, indent=2))
 
 
 if __name__ == "__main__":
