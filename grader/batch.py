@@ -3,6 +3,7 @@ report per student. A broken submission costs its student only."""
 
 import csv
 import json
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from grader.grade import grade
 from grader.run import fingerprint, suite_paths
+from grader.sandbox import require
 from grader.tasks import TASKS
 
 
@@ -43,8 +45,18 @@ def _grade_safely(folder, suite, timeout, tests_dir):
 
 
 def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, timeout=600.0, tests_dir=None,
-              progress=True):
+              progress=True, no_sandbox=False):
+    """no_sandbox: grade even where grader.sandbox cannot isolate the students from each other."""
+    require("batch", no_sandbox)
     folders = submissions(root)
+    os.environ["GRADER_SANDBOX_HIDE"] = str(Path(root).resolve())  # no worker reads a classmate's folder
+    try:
+        return _grade_all(folders, suite, jobs, output, reports_dir, timeout, tests_dir, progress)
+    finally:
+        os.environ.pop("GRADER_SANDBOX_HIDE", None)
+
+
+def _grade_all(folders, suite, jobs, output, reports_dir, timeout, tests_dir, progress):
     reports_dir = Path(reports_dir or Path(output).with_suffix("").as_posix() + "-reports")
     reports_dir.mkdir(parents=True, exist_ok=True)
     _, suite_dir = suite_paths(suite, tests_dir)

@@ -19,6 +19,9 @@ def cmd_grade(args):
     from grader.grade import grade
     from grader.run import GraderError
 
+    from grader.sandbox import describe
+
+    print(describe(), file=sys.stderr)
     try:
         report = grade(args.impl, args.suite, timeout=args.timeout)
     except GraderError as error:
@@ -43,8 +46,15 @@ def cmd_grade(args):
 
 def cmd_batch(args):
     from grader.batch import run_batch
+    from grader.sandbox import SandboxUnavailable, describe
 
-    reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout)
+    print(describe(), file=sys.stderr)
+    try:
+        reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
+                            no_sandbox=args.no_sandbox)
+    except SandboxUnavailable as error:
+        print(error, file=sys.stderr)
+        return 2
     print(f"graded {len(reports)} submissions into {args.output}")
     return 0
 
@@ -65,7 +75,14 @@ def cmd_gradescope(args):
 
 def cmd_gradescope_run(args):
     from grader.gradescope import run
+    from grader.sandbox import SandboxUnavailable, describe, require
 
+    print(describe())
+    try:
+        require("gradescope-run", args.no_sandbox)
+    except SandboxUnavailable as error:
+        print(error, file=sys.stderr)
+        return 2
     print(f"wrote {run(args.root, args.hidden_visibility)}")
     return 0
 
@@ -98,6 +115,8 @@ def build_parser():
     batch.add_argument("--jobs", type=int, default=2)
     batch.add_argument("--output", default="grades.csv")
     batch.add_argument("--timeout", type=float, default=600.0)
+    batch.add_argument("--no-sandbox", action="store_true",
+                       help="grade even where student code cannot be sandboxed (it then runs with your permissions)")
     batch.set_defaults(run=cmd_batch)
 
     release = commands.add_parser("release", help="build the student template repository in DEST")
@@ -113,6 +132,8 @@ def build_parser():
 
     on_gradescope = commands.add_parser("gradescope-run", help="(run_autograder) grade ROOT/submission")
     on_gradescope.add_argument("--root", default="/autograder")
+    on_gradescope.add_argument("--no-sandbox", action="store_true",
+                       help="grade even where student code cannot be sandboxed (it then runs with your permissions)")
     on_gradescope.add_argument("--hidden-visibility", default="after_published",
                                choices=("hidden", "after_due_date", "after_published", "visible"))
     on_gradescope.set_defaults(run=cmd_gradescope_run)

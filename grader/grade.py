@@ -19,22 +19,38 @@ def find_impl(path):
     return found[0] if found else None
 
 
-def missing_report(path, suite, tests_dir=None):
+def missing_report(path, suite, tests_dir=None, message=None, flag="missing: no attention.py in the submission"):
     """Every test failed, with a message saying where we looked: a valid report without running anything."""
     names, tests_dir = suite_paths(suite, tests_dir)
     run = RawRun(impl=str(path), suites=names)
     run.manifest = collect_manifest(tests_dir, names, path)
-    message = f"no attention.py found in {path}: submit the file named exactly attention.py"
+    message = message or f"no attention.py found in {path}: submit the file named exactly attention.py"
     run.results = {
         meta["id"]: {"id": meta["id"], "status": "error", "message": message, "flags": []}
         for meta in run.manifest
     }
-    run.flags.append("missing: no attention.py in the submission")
+    run.flags.append(flag)
     return build_report(run)
+
+
+def outside_reason(path, impl):
+    """Why impl may not be graded as path's (a symbolic link, or a file outside the folder), or None."""
+    path, impl = Path(path), Path(impl)
+    folder = path if path.is_dir() else path.parent
+    links = [p for p in (impl, *impl.parents) if p.is_symlink() and (p == folder or folder in p.parents)]
+    if path.is_symlink() or links:
+        return f"{(links or [path])[0]} is a symbolic link"
+    if impl.resolve() != folder.resolve() / impl.relative_to(folder):
+        return f"{impl} resolves outside {folder}"
+    return None
 
 
 def grade(path=REPO / "assignment", suite="public", timeout=600.0, tests_dir=None, prespawn=True):
     impl = find_impl(path)
     if impl is None:
         return missing_report(path, suite, tests_dir)
+    reason = outside_reason(path, impl)
+    if reason:
+        message = f"{reason}: submit attention.py itself, not a link to another file"
+        return missing_report(path, suite, tests_dir, message, f"refused: {reason}")
     return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, prespawn=prespawn))

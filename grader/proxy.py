@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from grader import wire
+from grader.sandbox import read_tail
 from grader.spawn import spawn_worker
 
 
@@ -40,6 +41,10 @@ class SubmissionTimeout(SubmissionError):
 
 class FromScratchViolation(SubmissionError):
     """The student's code called torch's own attention."""
+
+
+class RefusedInSubmission(SubmissionError):
+    """The student's code did something the worker refuses (threads, processes, numpy, ctypes)."""
 
 
 class MissingName(SubmissionError):
@@ -165,7 +170,7 @@ class Submission:
 
     def log_tail(self, lines=15):
         try:
-            text = Path(self.log_path).read_text(errors="replace")
+            text = read_tail(self.log_path)
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
@@ -198,6 +203,8 @@ class Submission:
             self.stop()
             raise SubmissionCrashed(f"the worker sent a malformed reply while {doing}")
         if not reply["ok"]:
+            if reply.get("stats"):  # a call that failed because torch's attention or a refused action raised
+                self.record(reply["stats"], doing.removeprefix("running "))
             raise self._rebuild(reply["error"], doing)
         return reply
 
@@ -239,6 +246,12 @@ class Submission:
                 f"{label} called torch's own attention ({used}). This lab asks you to build attention "
                 "from tensor operations (matmul/einsum, masked_fill, softmax); remove that call."
             )
+        if stats.get("refused"):
+            reason = stats["refused"][0]
+            flag = f"sandbox: {label}: {reason}"
+            if flag not in self.flags:
+                self.flags.append(flag)
+            raise RefusedInSubmission(f"{label}: {reason}; the grader refused it.")
 
     # -- module-like access --------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import REPO
+from grader.sandbox import make_undumpable, read_tail
 from grader.signing import verify
 from grader.spawn import spawn_worker
 
@@ -60,7 +61,7 @@ def _pytest_command(paths, impl, extra):
     return [
         sys.executable, "-m", "pytest", *paths, "--impl", str(impl),
         "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
-        "--rootdir", str(REPO), *extra,
+        "--rootdir", str(REPO), "-p", "grader.sandbox", *extra,
     ]
 
 
@@ -138,6 +139,7 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
     names, tests_dir = suite_paths(suite, tests_dir)
     if not names:
         raise GraderError(f"no test suite {suite!r} under {tests_dir}")
+    make_undumpable()  # this process holds every run's key
     impl = Path(impl).resolve()
     run = RawRun(impl=str(impl), suites=names)
     worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
@@ -166,8 +168,7 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
     worker_log.close()
     os.unlink(worker_log.name)
     run.elapsed = time.monotonic() - started
-    log.seek(0)
-    run.log = log.read().decode(errors="replace")[-20000:]
+    run.log = read_tail(log)
     log.close()
     if fingerprint(tests_dir) != before:
         run.flags.append("tampering: the grading files (tests/ or grader/) changed during the run")

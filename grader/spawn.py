@@ -1,29 +1,45 @@
-"""Start the worker process (kept free of torch, so the grader itself starts fast)."""
+"""Start the worker process (kept free of torch, so the grader itself starts fast), sandboxed as
+well as this machine allows (grader.sandbox)."""
 
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 
-from grader import REPO
+from grader import REPO, sandbox
 
 PRIVATE = ("GRADER_REPORT_FD", "GRADER_KEY_FD", "GRADER_WORKER_FD", "GRADER_WORKER_PID")
+UNSANDBOXED = "import sys; sys.path.insert(0, sys.argv[1]); from grader.worker import main; main(sys.argv[2:])"
 
 
 def spawn_worker(impl_file, log, new_session=False):
-    """Start `python -m grader.worker` on impl_file; returns (process, our end of its socket)."""
+    """Start the worker on impl_file; returns (process, our end of its socket).
+
+    Python starts isolated and unbuffered (-I -u; -I: no PYTHONPATH, no user site, no script folder on sys.path): only the
+    grader, the venv and the student's attention.py, imported by path, are reachable.
+    """
     parent_sock, child_sock = socket.socketpair()
-    env = {key: value for key, value in os.environ.items() if key not in PRIVATE}
-    env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")  # print() reaches the log at once
-    process = subprocess.Popen(
-        [sys.executable, "-m", "grader.worker", str(child_sock.fileno()), str(impl_file)],
-        pass_fds=[child_sock.fileno()],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        cwd=os.path.dirname(impl_file),
-        env=env,
-        start_new_session=new_session,
-    )
+    fd = child_sock.fileno()
+    env = {key: value for key, value in os.environ.items()
+           if key not in PRIVATE and not key.startswith(("PYTHON", "GRADER_SANDBOX_HIDE"))}
+    env.update(PYTHONDONTWRITEBYTECODE="1")
+    chosen = sandbox.level()
+    if chosen == "none":
+        scratch = tempfile.mkdtemp(prefix="grader-scratch-")
+        argv, slot = [sys.executable, "-I", "-u", "-c", UNSANDBOXED, str(REPO), str(fd), str(impl_file)], None
+        env.update(HOME=scratch, TMPDIR=scratch)
+    else:
+        argv, slot, scratch = sandbox.command(impl_file, fd, chosen)
+    try:
+        process = sandbox.SandboxedProcess(
+            argv, pass_fds=[fd], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            cwd=scratch, env=env, start_new_session=new_session,
+        )
+    except BaseException:
+        if slot is not None:
+            slot.release()
+        raise
+    process.slot, process.scratch = slot, scratch
     child_sock.close()
     return process, parent_sock

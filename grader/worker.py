@@ -6,6 +6,7 @@ or run a backward pass. Every call runs inside grader.guard.watch() and reports 
 Whatever the student's code does here, the test process only ever sees decoded plain data.
 """
 
+import contextlib
 import importlib.util
 import os
 import resource
@@ -27,6 +28,7 @@ class Worker:
         self.module = None
         self.import_error = None
         self.handles = {}
+        self.failed_stats = None
 
     # -- values crossing the wire -------------------------------------------------------------
 
@@ -85,6 +87,16 @@ class Worker:
                 info["functions"].append(name)
         return info
 
+    @contextlib.contextmanager
+    def watched(self):
+        """guard.watch(), whose stats also travel with an error the call raises (a refused call)."""
+        with guard.watch() as stats:
+            try:
+                yield stats
+            except BaseException as error:
+                self.failed_stats = stats
+                raise
+
     def op_getattr(self, request):
         return {"value": self.export(self.target(request))}
 
@@ -92,7 +104,7 @@ class Worker:
         func = self.target(request)
         args = self.resolve(request.get("args", ()))
         kwargs = self.resolve(request.get("kwargs", {}))
-        with guard.watch() as stats:
+        with self.watched() as stats:
             result = func(*args, **kwargs)
         args_after = [self.export(a) if isinstance(a, torch.Tensor) else None for a in args]
         return {"value": self.export(result), "stats": stats.as_dict(), "args_after": args_after}
@@ -105,7 +117,7 @@ class Worker:
         wanted = request["wrt"]
         for index in wanted:
             args[index] = args[index].detach().clone().requires_grad_(True)
-        with guard.watch() as stats:
+        with self.watched() as stats:
             result = func(*args, **kwargs)
             outputs = [result] if isinstance(result, torch.Tensor) else list(result)
             loss = sum(
@@ -161,10 +173,13 @@ class Worker:
                 request = wire.decode(self.conn.recv_bytes())
             except EOFError:
                 return
+            self.failed_stats = None
             try:
                 reply = {"ok": True, **getattr(self, "op_" + request["op"])(request)}
             except BaseException as error:  # student code may raise anything, SystemExit included
                 reply = {"ok": False, "error": self.describe(error)}
+                if self.failed_stats is not None:
+                    reply["stats"] = self.failed_stats.as_dict()
             try:
                 frame = wire.encode(reply)
             except Exception as error:
@@ -191,15 +206,18 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (current + budget, current + budget))
 
 
-def main():
-    fd, impl_file = int(sys.argv[1]), os.path.abspath(sys.argv[2])
+def main(argv=None):
+    """argv: [socket fd, path of attention.py] (default sys.argv[1:])."""
+    fd, impl_file = argv or sys.argv[1:3]
+    fd, impl_file = int(fd), os.path.abspath(impl_file)
+    sys.dont_write_bytecode = True
     conn = Connection(fd)
     torch.set_num_threads(1)
     with guard.watch():
         torch.ones(2) + 1  # the first mode entered imports torch._dynamo: pay that before timing
+    guard.install()
     if sys.platform.startswith("linux"):
         limit_memory()
-    sys.path.insert(0, os.path.dirname(impl_file))
     Worker(conn, impl_file).serve()  # the student's file is imported by the first request
 
 
