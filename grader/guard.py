@@ -10,10 +10,22 @@ Both a TorchFunctionMode (every Python-level spelling: F.scaled_dot_product_atte
 torch._C._nn, torch.ops.aten, F.multi_head_attention_forward) and a TorchDispatchMode (calls made
 under torch._C.DisableTorchFunction) are used. Hits are recorded, never raised, so a student's
 try/except cannot swallow them.
+
+Those modes are thread-local, so `install()` adds process-wide rules (every thread, modes popped or
+not): torch's attention kernels are replaced (torch.library) by kernels that record and raise; starting
+a thread or a process, or loading a C function through ctypes, is refused; during a graded call,
+numpy round trips (Tensor.numpy, __array__, torch.from_numpy, DLPack) are refused. Refusals are
+recorded in `refused`, so they count even when the student's code catches the error.
 """
 
+import _posixsubprocess
+import _thread
 import contextlib
+import ctypes  # noqa: F401  (imported before install(), so that importing it again is refused)
 import math
+import sys
+import threading
+import warnings
 from dataclasses import dataclass, field
 
 import torch
@@ -51,6 +63,7 @@ def is_forbidden(name):
 @dataclass
 class CallStats:
     forbidden: list = field(default_factory=list)
+    refused: list = field(default_factory=list)
     op_count: int = 0
     largest_bytes: int = 0
     op_shapes: list = field(default_factory=list)
@@ -59,6 +72,7 @@ class CallStats:
     def as_dict(self):
         return {
             "forbidden": sorted(set(self.forbidden)),
+            "refused": sorted(set(self.refused)),
             "op_count": self.op_count,
             "largest_bytes": self.largest_bytes,
             "op_shapes": self.op_shapes[:2000],
@@ -115,5 +129,133 @@ def _storage_ptr(tensor):
 def watch():
     """Context manager yielding the CallStats of everything run inside it."""
     stats = CallStats()
-    with _FunctionGuard(stats), _DispatchCounter(stats):
-        yield stats
+    first_hit, first_refusal = len(_HITS), len(_REFUSALS)
+    _STATE["graded"] = True
+    try:
+        with _FunctionGuard(stats), _DispatchCounter(stats) as counter:
+            yield stats
+            if not _modes_in_place(counter):
+                _REFUSALS.append("the grader's operation counter was removed from torch's mode stack")
+    finally:
+        _STATE["graded"] = False
+        stats.forbidden += _HITS[first_hit:]
+        stats.refused += _REFUSALS[first_refusal:]
+        if _STATE.get("installed") and not _overrides_hold():
+            stats.refused.append("the grader's replacement of torch's attention kernels was undone")
+
+
+def _modes_in_place(counter):
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    return counter in _get_current_dispatch_mode_stack()
+
+
+# -- process-wide rules (grader.worker installs them before importing the student's file) ----------
+
+_HITS = []
+_REFUSALS = []
+_STATE = {"graded": False, "installed": False, "probing": False}
+_LIBRARY = []
+NUMPY_MESSAGE = ("{what} is refused while your code is graded: this lab asks for torch tensor operations "
+                 "(no round trip through numpy)")
+KERNELS = {  # aten op -> the dispatch key its own kernel is registered at
+    "scaled_dot_product_attention": "CompositeImplicitAutograd",
+    "_scaled_dot_product_attention_math": "CompositeImplicitAutograd",
+    "_scaled_dot_product_flash_attention_for_cpu": "CPU",
+    "_safe_softmax": "CPU",
+    "_native_multi_head_attention": "CPU",
+    "_transformer_encoder_layer_fwd": "CPU",
+}
+REFUSED_EVENTS = {
+    "os.fork": "starting a process", "os.forkpty": "starting a process", "os.system": "starting a process",
+    "os.exec": "starting a program", "os.posix_spawn": "starting a process", "os.spawn": "starting a process",
+    "subprocess.Popen": "starting a process", "ctypes.dlopen": "loading a C library (ctypes)",
+    "ctypes.dlsym": "loading a C function (ctypes)", "sys.setprofile": "replacing the profiler hook",
+}
+
+
+class Refused(RuntimeError):
+    """Raised in the student's code for something the grader does not allow there."""
+
+
+def _refuse(reason):
+    _REFUSALS.append(reason)
+    raise Refused(f"{reason} is not allowed in this lab's graded code")
+
+
+def _forbidden_kernel(name):
+    def refuse(*args, **kwargs):
+        if not _STATE["probing"]:
+            _HITS.append(name)
+        raise Refused(f"torch's own attention ({name}) is not allowed: build attention from tensor operations")
+    return refuse
+
+
+def _forbidden_python(name):
+    def refuse(*args, **kwargs):
+        _HITS.append(name)
+        raise Refused(f"torch's own attention ({name}) is not allowed: build attention from tensor operations")
+    return refuse
+
+
+def _overrides_hold():
+    _STATE["probing"] = True
+    try:
+        torch.ops.aten._safe_softmax(torch.zeros(1), 0)
+    except Refused:
+        return True
+    except Exception:
+        return False
+    finally:
+        _STATE["probing"] = False
+    return False
+
+
+REIMPORT_GUARDED = ("_thread", "_posixsubprocess", "_ctypes", "ctypes")
+
+
+def _audit(event, args):
+    if event in REFUSED_EVENTS:
+        _refuse(REFUSED_EVENTS[event])
+    if event == "import" and args and args[0] in REIMPORT_GUARDED:  # a fresh copy would undo install()
+        _refuse(f"re-importing {args[0]}")
+
+
+def _no_threads(*args, **kwargs):
+    _refuse("starting a thread")
+
+
+def _no_processes(*args, **kwargs):
+    _refuse("starting a process")
+
+
+def _only_outside_graded_calls(original, what):
+    def checked(*args, **kwargs):
+        if _STATE["graded"]:
+            _REFUSALS.append(NUMPY_MESSAGE.format(what=what))
+            raise Refused(NUMPY_MESSAGE.format(what=what))
+        return original(*args, **kwargs)
+    return checked
+
+
+def install():
+    """Put the process-wide rules in place (once; they cannot be removed by the code they watch)."""
+    if _STATE["installed"]:
+        return
+    library = torch.library.Library("aten", "IMPL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, key in KERNELS.items():
+            library.impl(name, _forbidden_kernel(name), key)
+    _LIBRARY.append(library)
+    torch.nn.functional.multi_head_attention_forward = _forbidden_python("multi_head_attention_forward")
+    torch.nn.MultiheadAttention.forward = _forbidden_python("MultiheadAttention.forward")
+    for name, what in (("numpy", "Tensor.numpy()"), ("__array__", "converting a tensor to numpy"),
+                       ("__dlpack__", "sharing a tensor through DLPack")):
+        setattr(torch.Tensor, name, _only_outside_graded_calls(getattr(torch.Tensor, name), what))
+    for name in ("from_numpy", "from_dlpack"):
+        setattr(torch, name, _only_outside_graded_calls(getattr(torch, name), f"torch.{name}"))
+    _thread.start_new_thread = threading._start_new_thread = _no_threads
+    _posixsubprocess.fork_exec = _no_processes
+    sys.addaudithook(_audit)
+    _STATE["installed"] = True
