@@ -34,7 +34,7 @@ SHIPPED = (
 )
 GRADER_MODULES = (
     "__init__.py", "__main__.py", "cli.py", "tasks.py", "proxy.py", "wire.py", "worker.py", "guard.py",
-    "plugin.py", "signing.py", "spawn.py", "run.py", "score.py", "grade.py", "batch.py", "formats",
+    "plugin.py", "signing.py", "spawn.py", "sandbox.py", "run.py", "score.py", "grade.py", "batch.py", "formats",
 )
 GENERATED = {
     "README.md": REPO / "grader/platform/README.student.md",
