@@ -21,7 +21,7 @@ def bundle(tmp_path_factory):
     return gradescope.build(tmp_path_factory.mktemp("dist"))
 
 
-def run_autograder(bundle, tmp_path, submission_files):
+def run_autograder(bundle, tmp_path, submission_files, **env_vars):
     root = tmp_path / "autograder"
     with zipfile.ZipFile(bundle) as archive:
         archive.extractall(root / "source")
@@ -30,7 +30,7 @@ def run_autograder(bundle, tmp_path, submission_files):
         (root / "submission" / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / "submission" / relative).write_text(text)
     (root / "submission").mkdir(exist_ok=True)
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable, **env_vars)
     subprocess.run(["bash", str(root / "source/run_autograder")], cwd=root, env=env, check=True,
                    capture_output=True, timeout=600)
     results = json.loads((root / "results/results.json").read_text())
@@ -83,3 +83,19 @@ def test_crashing_submission_scores_0_with_the_reason(bundle, tmp_path):
     results = run_autograder(bundle, tmp_path, {"attention.py": "import sys\nsys.exit(3)\n"})
     assert results["score"] == 0
     assert "sys.exit(3)" in results["tests"][0]["output"]
+
+
+HANG_AT_IMPORT = "import torch\nwhile True:\n    pass\n"
+
+
+def test_a_hang_at_import_is_waited_for_once_and_fails_every_test(bundle, tmp_path):
+    results = run_autograder(bundle, tmp_path, {"attention.py": HANG_AT_IMPORT}, GRADER_IMPORT_TIMEOUT="3")
+    assert results["score"] == 0
+    assert all("importing attention.py did not finish within 3 s" in test["output"] for test in results["tests"])
+    assert results["execution_time"] < 60, "one 3 s wait, not one per test"
+
+
+def test_a_run_past_its_budget_still_writes_results_with_every_test_failed(bundle, tmp_path):
+    results = run_autograder(bundle, tmp_path, {"attention.py": HANG_AT_IMPORT}, GRADER_RUN_BUDGET="10")
+    assert results["score"] == 0 and len(results["tests"]) > 1
+    assert all(test["status"] == "failed" and "time limit" in test["output"] for test in results["tests"])
