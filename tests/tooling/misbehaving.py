@@ -73,13 +73,126 @@ _spray()
 atexit.register(_spray)
 atexit.register(lambda: print("23 passed"))
 """),
-    "calls_torch_sdpa": REFERENCE.replace(
-        "    _check_qkv(q, k, v)\n    scores = attention_scores(q, k, scale)",
-        "    _check_qkv(q, k, v)\n    import torch.nn.functional as F\n"
-        "    _ = F.scaled_dot_product_attention(q, k, v)\n    scores = attention_scores(q, k, scale)", 1),
-    "calls_aten_sdpa_without_torch_function": REFERENCE.replace(
-        "    _check_qkv(q, k, v)\n    scores = attention_scores(q, k, scale)",
-        "    _check_qkv(q, k, v)\n    with torch._C.DisableTorchFunction():\n"
-        "        _ = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v)"
-        " if q.dim() == 4 else None\n    scores = attention_scores(q, k, scale)", 1),
+    "calls_torch_sdpa": inject(REFERENCE, SDPA_BODY, """
+import torch.nn.functional as F
+_ = F.scaled_dot_product_attention(q, k, v)
+"""),
+    "calls_aten_sdpa_without_torch_function": inject(REFERENCE, SDPA_BODY, """
+with torch._C.DisableTorchFunction():
+    _ = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v) if q.dim() == 4 else None
+"""),
 }
+
+
+# -- attacks on the grader itself (tests/tooling/test_tamper.py), one per class of attack --------------
+# Each is harmless even if the sandbox failed: signals and writes only aim at processes whose command line
+# holds TAMPER_SCOPE (the test's class folder) and at files made for the test (TAMPER_TARGET, probe names).
+
+PROC_ATTACK = r"""
+import glob, os, signal
+def _attack():
+    scope = os.environ.get("TAMPER_SCOPE")
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            cmdline = open(f"/proc/{entry}/cmdline", "rb").read().decode(errors="replace")
+        except OSError:
+            continue
+        if not scope or scope not in cmdline:
+            continue
+        try:
+            open(f"/proc/{entry}/mem", "rb").read(16)
+        except OSError:
+            pass
+        for fd in glob.glob(f"/proc/{entry}/fd/*"):
+            try:
+                handle = os.open(fd, os.O_RDWR | os.O_NONBLOCK)
+                os.write(handle, b"garbage that is not a signed line\n")
+                os.read(handle, 65536)
+                os.close(handle)
+            except OSError:
+                pass
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            try:
+                os.kill(int(entry), sig)
+            except OSError:
+                pass
+_attack()
+"""
+
+PERSIST_ATTACK = r"""
+import os, torch, grader
+_site = os.path.dirname(os.path.dirname(torch.__file__))
+_targets = [os.path.join(_site, "zz_tamper_probe.pth"),
+            os.path.join(os.path.dirname(grader.__file__), "__pycache__", "tamper_probe.cpython-311.pyc"),
+            os.path.join(os.path.dirname(os.path.dirname(grader.__file__)), "tests", "tamper_probe.py")]
+for _target in _targets:
+    try:
+        with open(_target, "w") as _handle:
+            _handle.write("# tamper probe\n")
+    except OSError:
+        pass
+"""
+
+DAEMON_ATTACK = r"""
+import os, subprocess, sys, time
+def _later():
+    time.sleep(3)
+    with open(os.environ["TAMPER_TARGET"], "w") as handle:
+        handle.write('{"score": 100}')
+for _start in (lambda: os.fork(),
+               lambda: subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True).pid):
+    try:
+        _pid = _start()
+    except Exception:
+        continue
+    if _pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            _later()
+        os._exit(0)
+"""
+
+MEMORY_TREE_ATTACK = r"""
+import os
+for _ in range(4):
+    try:
+        if os.fork() == 0:
+            hog = bytearray(400 << 20)
+            os._exit(0)
+    except Exception:
+        pass
+hog = [bytearray(1 << 30) for _ in range(4)]
+"""
+
+TAMPERING = {
+    "grader_folder_beside": {"attention.py": at_import(REFERENCE, "import grader.beside_marker"),
+                             "grader/__init__.py": "", "grader/beside_marker.py": "",
+                             "grader/worker.py": "raise SystemExit('a forged worker')\n"},
+    "helper_module_beside": {"attention.py": at_import(REFERENCE, "import helper_beside"),
+                             "helper_beside.py": "X = 1\n"},
+    "sdpa_in_a_thread": {"attention.py": inject(REFERENCE, SDPA_BODY, """
+import threading
+import torch.nn.functional as F
+box = {}
+runner = threading.Thread(target=lambda: box.setdefault("out", F.scaled_dot_product_attention(q, k, v)))
+runner.start()
+runner.join()
+""")},
+    "sdpa_with_modes_popped": {"attention.py": inject(REFERENCE, SDPA_BODY, """
+import torch.nn.functional as F
+from torch.overrides import _pop_mode_temporarily as pop_function_mode
+from torch.utils._python_dispatch import _pop_mode_temporarily as pop_dispatch_mode
+with pop_function_mode(), pop_dispatch_mode():
+    _ = F.scaled_dot_product_attention(q, k, v)
+""")},
+    "numpy_round_trip": {"attention.py": inject(REFERENCE, SDPA_BODY, "q = torch.from_numpy(q.detach().numpy().copy())")},
+    "reads_and_signals_other_processes": {"attention.py": at_import(STUBS, PROC_ATTACK)},
+    "persists_into_later_runs": {"attention.py": at_import(STUBS, PERSIST_ATTACK)},
+    "daemon_rewrites_results": {"attention.py": at_import(STUBS, DAEMON_ATTACK)},
+    "memory_tree": {"attention.py": inject(REFERENCE, SDPA_BODY, MEMORY_TREE_ATTACK)},
+    "huge_output": {"attention.py": inject(REFERENCE, SDPA_BODY, 'print("x" * 200_000_000)')},
+}
+PERSIST_PROBES = ("zz_tamper_probe.pth", "tamper_probe.cpython-311.pyc", "tamper_probe.py")

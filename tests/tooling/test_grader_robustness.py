@@ -57,8 +57,10 @@ def test_unimplemented_or_tampering_submissions_earn_nothing(graded, name):
     assert graded[0][name]["score"] == 0
 
 
-def test_fake_report_lines_are_flagged(graded):
-    assert any(flag.startswith("tampering") for flag in graded[0]["fake_reports_and_output"]["flags"])
+def test_fake_report_lines_reach_no_ones_report_channel(graded):
+    """The sandboxed worker sees no other process, so its lines reach no pipe (before: flagged unsigned)."""
+    unsigned = [name for name, report in graded[0].items() if any("unsigned" in flag for flag in report["flags"])]
+    assert unsigned == []
 
 
 @pytest.mark.parametrize("name", IMPORT_FAILURES)

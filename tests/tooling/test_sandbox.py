@@ -1,0 +1,196 @@
+"""What the worker's sandbox lets student code see and do, asked from inside one worker."""
+
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import REPO, sandbox
+from grader.proxy import RefusedInSubmission, Submission, SubmissionError
+
+pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
+
+PROBE = textwrap.dedent('''
+    import os, socket, sys, threading
+    import torch
+
+    def identity():
+        return [os.getuid(), os.getgid(), os.getcwd(), os.environ["HOME"], sys.flags.isolated]
+
+    def visible_pids():
+        return sorted(int(entry) for entry in os.listdir("/proc") if entry.isdigit())
+
+    def can_write(path):
+        try:
+            with open(path, "w") as handle:
+                handle.write("x")
+            return True
+        except OSError:
+            return False
+
+    def can_read(path):
+        try:
+            with open(path, "rb") as handle:
+                handle.read(1)
+            return True
+        except OSError:
+            return False
+
+    def listing(path):
+        return sorted(os.listdir(path)) if os.path.isdir(path) else None
+
+    def connect(host, port):
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+            return "connected"
+        except OSError as error:
+            return type(error).__name__
+
+    def signal_init():
+        try:
+            os.kill(1, 9)
+            return "sent"
+        except OSError as error:
+            return type(error).__name__
+
+    def own_pid():
+        return os.getpid()
+
+    def sys_path():
+        return list(sys.path)
+
+    def in_a_thread():
+        box = []
+        worker = threading.Thread(target=lambda: box.append(1))
+        worker.start()
+        worker.join()
+        return box
+
+    def via_numpy(x):
+        return torch.from_numpy(x.numpy() * 2)
+''')
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("probe")
+    (folder / "attention.py").write_text(PROBE)
+    (folder / "neighbour.py").write_text("X = 1\n")
+    submission = Submission(folder / "attention.py")
+    yield submission, folder
+    submission.stop()
+
+
+def test_the_worker_runs_as_its_own_unprivileged_uid_in_a_private_home(worker):
+    uid, gid, cwd, home, isolated = worker[0].identity()
+    assert sandbox.FIRST_UID <= uid < sandbox.FIRST_UID + sandbox.SLOTS and gid == uid
+    assert cwd == home and isolated == 1
+
+
+def test_only_its_own_processes_are_visible_and_init_cannot_be_signalled(worker):
+    pids = worker[0].visible_pids()
+    assert pids == sorted({1, worker[0].own_pid()})
+    assert worker[0].signal_init() == "PermissionError"
+    assert not worker[0].can_read("/proc/1/mem")
+
+
+def test_only_the_scratch_home_is_writable(worker):
+    submission, folder = worker
+    home = submission.identity()[3]
+    assert submission.can_write(f"{home}/notes.txt")
+    site = Path(os.__file__).parent
+    for path in (REPO / "grader" / "x.py", REPO / "grader" / "__pycache__" / "x.pyc",
+                 Path(sandbox.__file__).parents[1] / ".venv" / "x.pth", site / "x.pth", "/tmp/x", "/dev/shm/x",
+                 folder / "x"):
+        assert not submission.can_write(str(path)), path
+
+
+def test_the_submission_folder_tests_and_solutions_are_hidden(worker):
+    submission, folder = worker
+    assert submission.listing(str(folder)) in ([], None)
+    assert submission.listing(str(REPO / "tests")) in ([], None)
+    assert submission.listing(str(REPO / "solutions")) in ([], None)
+    assert str(folder) not in submission.sys_path()
+
+
+def test_there_is_no_network(worker):
+    assert worker[0].connect("127.0.0.1", 22) != "connected"
+    assert worker[0].connect("1.1.1.1", 80) != "connected"
+
+
+def test_threads_and_numpy_round_trips_are_refused(worker):
+    with pytest.raises(RefusedInSubmission, match="thread"):
+        worker[0].in_a_thread()
+    import torch
+
+    with pytest.raises(RefusedInSubmission, match="torch tensor operations"):
+        worker[0].via_numpy(torch.ones(2))
+
+
+def test_the_tree_has_a_memory_and_a_process_limit_while_it_runs(worker):
+    uid = worker[0].identity()[0]
+    memory = sandbox.CGROUP_V1 / "memory" / f"grader-sandbox-{uid}" / "memory.limit_in_bytes"
+    pids = sandbox.CGROUP_V1 / "pids" / f"grader-sandbox-{uid}" / "pids.max"
+    if not memory.exists():
+        pytest.skip("no writable cgroup v1 memory controller here")
+    assert int(memory.read_text()) <= sandbox.LIMITS.tree_memory_mb * sandbox.MB
+    assert int(pids.read_text()) == sandbox.LIMITS.processes
+
+
+def test_nothing_of_the_sandbox_is_left_after_stop(tmp_path):
+    (tmp_path / "attention.py").write_text(PROBE)
+    submission = Submission(tmp_path / "attention.py")
+    uid = submission.identity()[0]
+    submission.stop()
+    time.sleep(0.2)
+    owners = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                owners.append(entry.stat().st_uid)
+            except OSError:
+                pass
+    assert uid not in owners
+    assert not (sandbox.CGROUP_V1 / "memory" / f"grader-sandbox-{uid}").exists()
+
+
+def test_a_symlinked_submission_is_refused(tmp_path):
+    from grader.grade import grade
+
+    (tmp_path / "classmate").mkdir()
+    (tmp_path / "classmate" / "attention.py").write_text("x = 1\n")
+    (tmp_path / "student").mkdir()
+    (tmp_path / "student" / "attention.py").symlink_to(tmp_path / "classmate" / "attention.py")
+    report = grade(tmp_path / "student", "public")
+    assert report["score"] == 0
+    assert report["flags"] and report["flags"][0].startswith("refused")
+    assert "symbolic link" in report["tests"][0]["message"]
+
+
+def test_the_worker_log_is_read_from_its_last_16_kb(tmp_path):
+    log = tmp_path / "log"
+    log.write_bytes(b"a" * 1_000_000 + b"the end")
+    assert sandbox.read_tail(log).endswith("the end")
+    assert len(sandbox.read_tail(log)) == sandbox.LOG_TAIL_BYTES
+
+
+def test_batch_refuses_to_run_unsandboxed_unless_told(tmp_path, monkeypatch):
+    from grader.batch import run_batch
+
+    monkeypatch.setattr(sandbox, "_LEVEL", {"level": "none"})
+    with pytest.raises(sandbox.SandboxUnavailable, match="--no-sandbox"):
+        run_batch(tmp_path, suite="public", output=tmp_path / "grades.csv", progress=False)
+    assert run_batch(tmp_path, suite="public", output=tmp_path / "grades.csv", progress=False, no_sandbox=True) == {}
+
+
+def test_an_unimportable_neighbour_proves_the_folder_is_not_on_the_path(worker, tmp_path):
+    (tmp_path / "attention.py").write_text("import neighbour\n")
+    (tmp_path / "neighbour.py").write_text("X = 1\n")
+    submission = Submission(tmp_path / "attention.py")
+    try:
+        with pytest.raises(SubmissionError, match="neighbour"):
+            submission.identity
+    finally:
+        submission.stop()
