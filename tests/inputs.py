@@ -30,9 +30,12 @@ def random_bool_mask(*shape, keep=0.6, salt=0):
 
 
 def additive_mask(bool_mask, dtype=torch.float32, salt=0):
-    """A float mask: small finite offsets where allowed, -inf where blocked."""
-    offsets = torch.randn(bool_mask.shape, generator=generator(salt), dtype=dtype) * 0.5
-    return offsets.masked_fill(~bool_mask, float("-inf"))
+    """A float mask: -inf where blocked; where allowed, 0.0 for about a third of the keys and small finite
+    offsets for the others."""
+    g = generator(salt)
+    offsets = torch.randn(bool_mask.shape, generator=g, dtype=dtype) * 0.5
+    zero = torch.rand(bool_mask.shape, generator=g) < 0.35
+    return offsets.masked_fill(zero, 0.0).masked_fill(~bool_mask, float("-inf"))
 
 
 def padding_mask(lengths, k_len):

@@ -88,48 +88,77 @@ CATALOGUE = (
         "scores_missing_scale", "scores", True,
         "attention_scores returns q @ k^T without multiplying by the scale.",
         (SCALE_Q, ""),
+        cause="not scaled",
     ),
     mutant(
         "scores_divide_by_d", "scores", True,
         "The default scale is 1/d instead of 1/sqrt(d).",
         (DEFAULT_SCALE, "        scale = 1.0 / q.size(-1)\n" + SCALE_Q),
+        cause="scaled by 1/d",
     ),
     mutant(
         "scores_multiply_by_sqrt_d", "scores", True,
         "The scores are multiplied by sqrt(d) instead of divided by it.",
         (DEFAULT_SCALE, "        scale = math.sqrt(q.size(-1))\n" + SCALE_Q),
+        cause="multiplied by sqrt(d)",
     ),
     mutant(
         "scores_explicit_scale_ignored", "scores", True,
         "An explicit scale= argument is overwritten by 1/sqrt(d).",
         ("    if scale is None:\n" + DEFAULT_SCALE, "    scale = 1.0 / math.sqrt(q.size(-1))\n" + SCALE_Q),
+        cause="scale argument is ignored",
     ),
     mutant(
-        "scores_scale_zero_as_none", "scores", False,
+        "scores_scale_zero_as_none", "scores", True,
         "`if not scale:` instead of `if scale is None:` replaces an explicit scale=0.0 by 1/sqrt(d).",
         ("    if scale is None:\n" + DEFAULT_SCALE, "    if not scale:\n" + DEFAULT_SCALE),
+        cause="scale=0.0 was replaced by 1/sqrt(d)",
     ),
     mutant(
         "scores_transpose_dims_1_2", "scores", True,
         "k.transpose(1, 2) assumes 3-D inputs; with [B, H, T, d] it swaps heads and positions.",
         ("    return q @ k.transpose(-2, -1)  # (..., Tq, Tk)", "    return q @ k.transpose(1, 2)"),
+        cause="k.transpose(1, 2)",
+    ),
+    mutant(
+        "scores_scaled_by_sqrt_tk", "scores", True,
+        "The default scale uses the number of keys: 1/sqrt(Tk) instead of 1/sqrt(d).",
+        (DEFAULT_SCALE, "        scale = 1.0 / math.sqrt(k.size(-2))\n" + SCALE_Q),
+        cause="1/sqrt(Tk)",
+    ),
+    mutant(
+        "scores_reshape_k", "scores", True,
+        "k is reshaped to [..., d, Tk] instead of transposed, which mixes the features of different keys.",
+        ("    return q @ k.transpose(-2, -1)  # (..., Tq, Tk)",
+         "    return q @ k.reshape(*k.shape[:-2], k.size(-1), k.size(-2))  # (..., Tq, Tk)"),
+        cause="reshaped to [..., d, Tk]",
+    ),
+    mutant(
+        "scores_einsum_4d_only", "scores", True,
+        "The lecture's einsum('bhid,bhjd->bhij') only accepts 4-D inputs: 2-D, 3-D and 5-D inputs raise.",
+        ("    return q @ k.transpose(-2, -1)  # (..., Tq, Tk)",
+         '    return torch.einsum("bhid,bhjd->bhij", q, k)  # (B, H, Tq, Tk)'),
+        cause="'...id,...jd->...ij'",
     ),
     # -- causal_mask ----------------------------------------------------------------------------
     mutant(
         "causal_mask_triu", "causal_mask", True,
         "The causal mask is upper-triangular (triu): it allows the future and blocks the past.",
         ("    return ones.tril()\n", "    return ones.triu()\n"),
+        cause="upper triangle (triu)",
     ),
     mutant(
         "causal_mask_without_diagonal", "causal_mask", True,
         "tril(-1) blocks the diagonal, so a token cannot attend to itself.",
         ("    return ones.tril()\n", "    return ones.tril(-1)\n"),
+        cause="diagonal is blocked",
     ),
     mutant(
         "causal_mask_float", "causal_mask", True,
         "The causal mask is a float 0/1 matrix instead of a bool one.",
         ("    ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)  # (T, T)",
          "    ones = torch.ones(seq_len, seq_len, device=device)  # (T, T)"),
+        cause="0/1",
     ),
     mutant(
         "causal_mask_device_ignored", "causal_mask", False,
@@ -143,6 +172,7 @@ CATALOGUE = (
         "The softmax runs over the queries (dim=-2) instead of the keys (dim=-1).",
         (FAST_SOFTMAX, FAST_SOFTMAX.replace("dim=-1", "dim=-2")),
         (SOFTMAX, SOFTMAX.replace("dim=-1", "dim=-2")),
+        cause="wrong dim",
     ),
     mutant(
         "mask_after_softmax", "softmax_weights", True,
@@ -152,19 +182,22 @@ CATALOGUE = (
          "    if mask is not None and mask.dtype == torch.bool:\n"
          "        weights = weights.masked_fill(~mask, 0.0)\n"
          "    return weights\n"),
+        cause="applied after the softmax",
     ),
     mutant(
         "mask_fill_zero", "softmax_weights", True,
         "Blocked scores are filled with 0 instead of -inf, so exp(0) still gives them weight.",
         (BOOL_FILL, "            scores = scores.masked_fill(~mask, 0.0)  # (..., Tq, Tk)"),
+        cause="set to 0 instead of -inf",
     ),
     mutant(
         "bool_mask_inverted", "softmax_weights", True,
         "The bool mask is read as True = blocked (nn.MultiheadAttention's convention), not True = allowed.",
         (BOOL_FILL, '            scores = scores.masked_fill(mask, float("-inf"))  # (..., Tq, Tk)'),
+        cause="bool mask is inverted",
     ),
     mutant(
-        "float_mask_as_mask_eq_0", "softmax_weights", False,
+        "float_mask_as_mask_eq_0", "softmax_weights", True,
         "Every mask goes through masked_fill(mask == 0, -inf), so a float mask blocks its allowed (0.0) keys.",
         ('''\
         if mask.dtype == torch.bool:
@@ -174,61 +207,139 @@ CATALOGUE = (
          '''\
         scores = scores.masked_fill(mask == 0, float("-inf"))  # (..., Tq, Tk)
 '''),
+        cause="0/1 mask",
     ),
     mutant(
-        "float_mask_ignored", "softmax_weights", False,
+        "float_mask_ignored", "softmax_weights", True,
         "A floating (additive) mask is accepted but never added to the scores.",
         (FLOAT_ADD, "            pass  # float masks ignored"),
+        cause="float mask was ignored",
     ),
     mutant(
-        "nan_on_fully_masked_rows", "softmax_weights", False,
+        "nan_on_fully_masked_rows", "softmax_weights", True,
         "No fix for rows whose keys are all blocked: softmax(-inf, ..., -inf) gives NaN instead of zeros.",
         (SOFTMAX_TAIL, "    return torch.softmax(scores, dim=-1)  # (..., Tq, Tk)\n"),
+        cause="= NaN",
     ),
     mutant(
-        "in_place_masked_fill", "softmax_weights", False,
+        "in_place_masked_fill", "softmax_weights", True,
         "masked_fill_ (in place) overwrites the caller's scores tensor with -inf.",
         (BOOL_FILL, '            scores = scores.masked_fill_(~mask, float("-inf"))  # in place!'),
+        cause="in-place operation",
+    ),
+    mutant(
+        "mask_fill_minus_1e9", "softmax_weights", True,
+        "Blocked keys get -1e9 instead of -inf, so a fully blocked row gets uniform weights instead of zeros.",
+        (BOOL_FILL, "            scores = torch.where(mask, scores, -1e9)  # (..., Tq, Tk)"),
+        cause="uniform weights 1/Tk",
+    ),
+    mutant(
+        "blocked_rows_not_zeroed", "softmax_weights", True,
+        "Fully blocked rows are made finite before the softmax but not set to 0.0 after it: uniform weights.",
+        ("    return weights.masked_fill(blocked_rows, 0.0)\n", "    return weights\n"),
+        cause="uniform weights 1/Tk",
+    ),
+    mutant(
+        "softmax_in_float32", "softmax_weights", True,
+        "The softmax is computed in float32 and cast back, so float64 weights lose their precision.",
+        (FAST_SOFTMAX, "        return torch.softmax(scores.float(), dim=-1).to(scores.dtype)  # (..., Tq, Tk)"),
+        (SOFTMAX, "    weights = torch.softmax(scores.float(), dim=-1).to(scores.dtype)  # (..., Tq, Tk)"),
+        cause="float32 precision only",
+    ),
+    mutant(
+        "numpy_softmax", "softmax_weights", True,
+        "The softmax is computed with NumPy (the grader refuses the round trip, naming it).",
+        ("import math\n", "import math\n\nimport numpy as np\n"),
+        (FAST_SOFTMAX, '''\
+        array = scores.detach().numpy()  # (..., Tq, Tk)
+        exp = np.exp(array - array.max(axis=-1, keepdims=True))
+        return torch.from_numpy(exp / exp.sum(axis=-1, keepdims=True))'''),
+    ),
+    mutant(
+        "softmax_of_detached_scores", "softmax_weights", True,
+        "The softmax runs on scores.detach(): the values are right, but no gradient reaches the scores.",
+        (FAST_SOFTMAX, "        return torch.softmax(scores.detach(), dim=-1)  # (..., Tq, Tk)"),
+        cause="cut off from autograd",
     ),
     # -- sdpa -----------------------------------------------------------------------------------
     mutant(
         "is_causal_ignored", "sdpa", True,
         "scaled_dot_product_attention accepts is_causal but never applies the causal mask.",
         (CAUSAL_BLOCK, ""),
+        cause="is_causal was ignored",
     ),
     mutant(
-        "is_causal_bottom_right", "sdpa", False,
+        "is_causal_bottom_right", "sdpa", True,
         "The causal mask is aligned to the bottom-right corner (tril(Tk - Tq)) instead of torch's top-left.",
         (CAUSAL_ALLOWED,
          "        allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril(k_len - q_len)"),
+        cause="bottom-right aligned",
     ),
     mutant(
-        "is_causal_square_mask", "sdpa", False,
+        "is_causal_square_mask", "sdpa", True,
         "is_causal builds causal_mask(Tq), a square mask that fails when Tq != Tk.",
         (CAUSAL_ALLOWED, "        allowed = causal_mask(q_len, device=q.device)  # (Tq, Tq)"),
+        cause="shape [T, T] of one length",
     ),
     mutant(
-        "mask_ignored_when_causal", "sdpa", False,
+        "mask_ignored_when_causal", "sdpa", True,
         "With is_causal=True the causal mask replaces the caller's mask instead of being combined with it.",
         ('        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours',
          "        mask = allowed  # overwrites the caller's mask"),
+        cause="mask was ignored because is_causal=True",
     ),
     mutant(
-        "sdpa_scale_not_passed", "sdpa", False,
+        "sdpa_scale_not_passed", "sdpa", True,
         "scaled_dot_product_attention drops its scale= argument when computing the scores.",
         ("    scores = attention_scores(q, k, scale)  # (..., Tq, Tk)",
          "    scores = attention_scores(q, k)  # (..., Tq, Tk)"),
+        cause="scale argument is ignored",
     ),
     mutant(
         "output_from_scores", "sdpa", True,
         "The output multiplies v by the raw scores instead of the softmax weights.",
         ("    output = weights @ v  # (..., Tq, dv)", "    output = scores @ v  # (..., Tq, dv)"),
+        cause="multiplies v by the scores",
     ),
     mutant(
         "module_form_drops_is_causal", "sdpa", True,
         "ScaledDotProductAttention.forward does not pass is_causal on to the function.",
         ("        return scaled_dot_product_attention(query, key, value, mask=mask, is_causal=is_causal)",
          "        return scaled_dot_product_attention(query, key, value, mask=mask)"),
+        cause="does not pass is_causal on",
+    ),
+    mutant(
+        "is_causal_upper_triangle", "sdpa", True,
+        "is_causal keeps the upper triangle (triu): the future is allowed and the past blocked.",
+        (CAUSAL_ALLOWED, CAUSAL_ALLOWED.replace(".tril()", ".triu()")),
+        cause="causal mask is inverted (triu)",
+    ),
+    mutant(
+        "is_causal_without_diagonal", "sdpa", True,
+        "is_causal uses tril(-1): a query may not see its own key.",
+        (CAUSAL_ALLOWED, CAUSAL_ALLOWED.replace(".tril()", ".tril(-1)")),
+        cause="diagonal is blocked",
+    ),
+    mutant(
+        "causal_and_float_mask", "sdpa", True,
+        "is_causal is combined with the mask by `mask & causal`, which raises for a float mask.",
+        ('        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours',
+         "        mask = allowed if mask is None else mask & allowed"),
+        cause="`&` was applied to a floating tensor",
+    ),
+    mutant(
+        "sdpa_returns_scores", "sdpa", True,
+        "scaled_dot_product_attention returns the scores instead of the weights (the output is right).",
+        ("    output = weights @ v  # (..., Tq, dv)\n    return output, weights\n",
+         "    output = weights @ v  # (..., Tq, dv)\n    return output, scores\n"),
+        cause="scores are returned instead of the weights",
+    ),
+    mutant(
+        "sdpa_weights_detached", "sdpa", True,
+        "The returned weights are detached, so no gradient flows back through them.",
+        ("    output = weights @ v  # (..., Tq, dv)\n    return output, weights\n",
+         "    output = weights @ v  # (..., Tq, dv)\n    return output, weights.detach()\n"),
+        cause="detached",
     ),
     # -- heads ----------------------------------------------------------------------------------
     mutant(

@@ -1,42 +1,46 @@
 """Task `scores`: attention_scores(q, k, scale=None) -> [..., Tq, Tk]."""
 
-import math
-
 import pytest
 
 from tests import inputs, reference
-from tests.feedback import assert_close, check_tensor
-from tests.mistakes import scale_mistakes
+from tests.feedback import assert_close, assert_unchanged, call
+from tests.mistakes import explicit_scale_mistakes, key_mistakes, scale_mistakes
 
 pytestmark = pytest.mark.task("scores")
 DIMS = ("b", "h", "i", "j")
 HINT = "scores[..., i, j] = (q[..., i, :] . k[..., j, :]) / sqrt(d); use q @ k.transpose(-2, -1)."
 
 
-@pytest.mark.points(1)
-def test_scores_have_one_entry_per_query_and_key(submission):
-    """attention_scores(q [B, H, Tq, d], k [B, H, Tk, d]) has shape [B, H, Tq, Tk]."""
-    q, k, _ = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8)
-    got = submission.attention_scores(q, k)
-    check_tensor(got, "attention_scores(q, k)", shape=(2, 3, 4, 6), layout="[B, H, Tq, Tk]", hint=HINT)
+@pytest.mark.points(2)
+def test_scores_are_dot_products_scaled_by_inverse_sqrt_d(submission):
+    """With scale=None, scores = q k^T / sqrt(d), shape [B, H, Tq, Tk], and q and k are left unchanged."""
+    q, k, _ = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8, salt=1)
+    label = "attention_scores(q [2, 3, 4, 8], k [2, 3, 6, 8])"
+    got = call(submission.attention_scores, label, q, k, hint=HINT)
+    assert_close(got, reference.scores(q, k), label, DIMS, layout="[B, H, Tq, Tk]", hint=HINT,
+                 mistakes={**scale_mistakes(q, k), **key_mistakes(q, k)})
+    assert_unchanged([q, k], submission.last_args_after[:2], ["q", "k"], "attention_scores")
 
 
 @pytest.mark.points(2)
-def test_scores_are_dot_products_scaled_by_inverse_sqrt_d(submission):
-    """With scale=None, scores = q k^T / sqrt(d)."""
-    q, k, _ = inputs.qkv(lead=(2, 3), q_len=5, k_len=5, d=16, salt=1)
-    got = submission.attention_scores(q, k)
-    assert_close(got, reference.scores(q, k), "attention_scores(q, k)", DIMS, hint=HINT,
-                 mistakes=scale_mistakes(q, k))
+def test_scores_use_an_explicit_scale_as_given_even_0(submission):
+    """attention_scores(q, k, scale=s) multiplies q k^T by s exactly, for s = 0.37 and s = 0.0; 3-D inputs here."""
+    q, k, _ = inputs.qkv(lead=(2,), q_len=4, k_len=5, d=8, salt=2)
+    for scale in (0.37, 0.0):  # 0.37 first: at 0.0, a result of 1/sqrt(d) then means 0.0 was read as None
+        label = f"attention_scores(q [2, 4, 8], k [2, 5, 8], scale={scale})"
+        got = call(submission.attention_scores, label, q, k, scale=scale, hint=HINT)
+        assert_close(got, reference.scores(q, k, scale=scale), label, ("b", "i", "j"), layout="[B, Tq, Tk]",
+                     hint="when scale is given, multiply by it instead of 1/sqrt(d) (test `scale is None`)",
+                     mistakes=explicit_scale_mistakes(q, k, scale))
 
 
 @pytest.mark.points(1)
-def test_scores_use_an_explicit_scale_as_given(submission):
-    """attention_scores(q, k, scale=s) multiplies q k^T by s exactly."""
-    q, k, _ = inputs.qkv(lead=(2,), q_len=4, k_len=4, d=8, salt=2)
-    got = submission.attention_scores(q, k, scale=0.37)
-    raw = q @ k.transpose(-2, -1)
-    assert_close(got, reference.scores(q, k, scale=0.37), "attention_scores(q, k, scale=0.37)", ("b", "i", "j"),
-                 hint="when scale is given, use it instead of 1/sqrt(d)",
-                 mistakes={"the scale argument is ignored (always 1/sqrt(d))": raw / math.sqrt(8),
-                           "the scale is divided by, not multiplied by": raw / 0.37})
+def test_scores_pair_each_head_s_queries_with_the_same_head_s_keys(submission):
+    """With [B, H, T, d] inputs, scores[b, h] uses only q[b, h] and k[b, h] (here H = Tk = d = 4)."""
+    q, k, _ = inputs.qkv(lead=(2, 4), q_len=5, k_len=4, d=4, salt=3)
+    label = "attention_scores(q [2, 4, 5, 4], k [2, 4, 4, 4])"
+    got = call(submission.attention_scores, label, q, k, hint=HINT)
+    swapped = q @ k.transpose(1, 2) / 2.0  # (2, 4, 5, 4): head h meets key h of every head
+    assert_close(got, reference.scores(q, k), label, DIMS, layout="[B, H, Tq, Tk]", hint=HINT,
+                 mistakes={"k.transpose(1, 2) swaps heads and positions of a 4-D k: transpose the last two "
+                           "dims, k.transpose(-2, -1)": swapped, **scale_mistakes(q, k)})

@@ -1,74 +1,157 @@
 """Task `sdpa`: scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None)."""
 
+import math
+
 import pytest
 import torch
 
 from tests import inputs, reference
-from tests.feedback import assert_close, assert_zero_where, check_tensor, fail
+from tests.feedback import (SDPA_OUT_DIMS, assert_close, assert_unchanged, assert_zero_where, call, close, compare_pair,
+                            gradients, run_causal, run_sdpa, unpack_pair)
+from tests.mistakes import as_pairs, blocked_row_mistakes, causal_mistakes, float32_precision
 
 pytestmark = pytest.mark.task("sdpa")
-DIMS = ("b", "h", "i", "j")
-OUT_DIMS = ("b", "h", "i", "c")
-
-
-def unpack(result, call):
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
-        fail(f"{call} should return a pair (output, weights), got {type(result).__name__}")
-    return result
-
-
-@pytest.mark.points(1)
-def test_sdpa_returns_output_and_weights_of_the_right_shapes(submission):
-    """output is [..., Tq, dv] and weights [..., Tq, Tk]."""
-    q, k, v = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8, dv=5)
-    output, weights = unpack(submission.scaled_dot_product_attention(q, k, v), "scaled_dot_product_attention(q, k, v)")
-    check_tensor(output, "output", shape=(2, 3, 4, 5), layout="[B, H, Tq, dv]",
-                 hint="output = weights @ v")
-    check_tensor(weights, "weights", shape=(2, 3, 4, 6), layout="[B, H, Tq, Tk]")
+BOTH = "apply the causal mask AND the given mask (each blocks with -inf)"
 
 
 @pytest.mark.points(2)
 def test_sdpa_matches_torch_without_a_mask(submission):
-    """Output and weights equal torch's F.scaled_dot_product_attention."""
-    q, k, v = inputs.qkv(lead=(2, 3), q_len=5, k_len=5, d=16, salt=20)
-    output, weights = unpack(submission.scaled_dot_product_attention(q, k, v), "scaled_dot_product_attention(q, k, v)")
-    expected_output, expected_weights = reference.sdpa(q, k, v)
-    assert_close(weights, expected_weights, "weights", DIMS, hint="weights = softmax(q k^T / sqrt(d), dim=-1)",
-                 mistakes={"the scores are not scaled by 1/sqrt(d)": torch.softmax(q @ k.transpose(-2, -1), -1)})
-    assert_close(output, expected_output, "output", OUT_DIMS, hint="output = weights @ v")
+    """output [B, H, Tq, dv] and weights [B, H, Tq, Tk] equal torch's; q, k and v stay unchanged."""
+    q, k, v = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8, dv=5, salt=20)
+    label = "scaled_dot_product_attention(q [2, 3, 4, 8], k [2, 3, 6, 8], v [2, 3, 6, 5])"
+    output, weights = got = run_sdpa(submission, label, q, k, v)
+    expected = reference.sdpa(q, k, v)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(8)
+    mistakes = {
+        "the scores are not scaled by 1/sqrt(d)": reference.sdpa(q, k, v, scale=1.0),
+        "the output multiplies v by the scores: use the weights, output = weights @ v": (scores @ v, None),
+    }
+    if close(output, expected[0]):  # the output is right, so the weights were computed: were they returned?
+        mistakes["the scores are returned instead of the weights: return softmax(scores), the weights the "
+                 "output was computed with"] = (None, scores)
+    compare_pair(got, expected, label, mistakes, hint="weights = softmax(q k^T / sqrt(d), dim=-1)")
+    assert_unchanged([q, k, v], submission.last_args_after[:3], ["q", "k", "v"], "scaled_dot_product_attention")
 
 
 @pytest.mark.points(2)
-def test_sdpa_matches_torch_with_is_causal(submission):
-    """is_causal=True equals torch's SDPA with is_causal=True."""
+def test_sdpa_with_is_causal_gives_exactly_zero_weight_to_the_future(submission):
+    """is_causal=True equals torch's SDPA with is_causal=True: weights[..., i, j] == 0.0 for every j > i."""
     q, k, v = inputs.qkv(lead=(2, 3), q_len=6, k_len=6, d=8, salt=21)
-    output, weights = unpack(submission.scaled_dot_product_attention(q, k, v, is_causal=True),
-                             "scaled_dot_product_attention(q, k, v, is_causal=True)")
-    expected_output, expected_weights = reference.sdpa(q, k, v, is_causal=True)
-    assert_close(weights, expected_weights, "weights with is_causal=True", DIMS,
+    label = "scaled_dot_product_attention(q, k, v, is_causal=True)"
+    got = run_sdpa(submission, label, q, k, v, is_causal=True)
+    compare_pair(got, reference.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v),
                  hint="block keys j > i with -inf before the softmax")
-    assert_close(output, expected_output, "output with is_causal=True", OUT_DIMS)
+    future = ~torch.ones(6, 6, dtype=torch.bool).tril()
+    assert_zero_where(got[1], future, f"{label} weights at future positions (j > i)")
 
 
 @pytest.mark.points(2)
-def test_sdpa_causal_weights_are_exactly_zero_in_the_future(submission):
-    """With is_causal=True, weights[..., i, j] == 0.0 for every j > i."""
-    q, k, v = inputs.qkv(lead=(2, 2), q_len=6, k_len=6, d=8, salt=22)
-    _, weights = unpack(submission.scaled_dot_product_attention(q, k, v, is_causal=True),
-                        "scaled_dot_product_attention(q, k, v, is_causal=True)")
-    check_tensor(weights, "weights", shape=(2, 2, 6, 6), layout="[B, H, Tq, Tk]")
-    future = ~torch.ones(6, 6, dtype=torch.bool).tril()
-    assert_zero_where(weights, future, "weights at future positions (j > i)", DIMS,
-                      hint="is your mask inverted? True = allowed; the future is the upper triangle.")
+def test_sdpa_is_causal_is_top_left_aligned_when_tq_differs_from_tk(submission):
+    """With Tq != Tk, is_causal lets query i see keys j <= i (top-left aligned, as torch), for Tq < Tk and Tq > Tk."""
+    for q_len, k_len, salt in ((3, 7, 22), (7, 3, 23)):
+        q, k, v = inputs.qkv(lead=(2, 2), q_len=q_len, k_len=k_len, d=8, salt=salt)
+        label = f"scaled_dot_product_attention(q [2, 2, {q_len}, 8], k [2, 2, {k_len}, 8], v, is_causal=True)"
+        hint = "build the causal mask with shape [Tq, Tk]: torch.ones(Tq, Tk, dtype=torch.bool).tril()"
+        got = run_causal(submission, label, q, k, v, reference.sdpa(q, k, v), hint=hint)
+        compare_pair(got, reference.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v), hint=hint)
+
+
+def both_mistakes(q, k, v, mask):
+    """(output, weights) when only one of mask and is_causal=True is applied, or they are ORed."""
+    causal = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril()
+    mistakes = {
+        "is_causal was ignored because a mask was given: apply both": reference.sdpa(q, k, v, mask=mask),
+        "the mask was ignored because is_causal=True: apply both": reference.sdpa(q, k, v, is_causal=True),
+    }
+    if mask.dtype == torch.bool:
+        mistakes["the masks were combined with OR: a key is allowed only if BOTH allow it (AND)"] = (
+            reference.sdpa(q, k, v, mask=mask | causal))
+    return mistakes
+
+
+@pytest.mark.points(2)
+def test_sdpa_applies_both_mask_and_is_causal(submission):
+    """With a mask (bool or float) and is_causal=True, a key is allowed only when both allow it, in the function
+    and in ScaledDotProductAttention."""
+    q, k, v = inputs.qkv(lead=(2, 3), q_len=6, k_len=6, d=8, salt=24)
+    allowed = inputs.random_bool_mask(2, 3, 6, 6, salt=25)
+    for kind, mask in (("bool_mask", allowed), ("float_mask", inputs.additive_mask(allowed, salt=26))):
+        label = f"scaled_dot_product_attention(q, k, v, mask={kind}, is_causal=True)"
+        got = run_sdpa(submission, label, q, k, v, mask=mask, is_causal=True, hint=BOTH)
+        compare_pair(got, reference.sdpa(q, k, v, mask=mask, is_causal=True), label, both_mistakes(q, k, v, mask),
+                     hint=BOTH)
+    label = "ScaledDotProductAttention()(q, k, v, mask=bool_mask, is_causal=True)"
+    module = submission.ScaledDotProductAttention()
+    got = unpack_pair(call(module, label, q, k, v, mask=allowed, is_causal=True), label)
+    dropped = both_mistakes(q, k, v, allowed)
+    passed_on = {
+        "ScaledDotProductAttention.forward does not pass is_causal on (or drops it when a mask is given)":
+            dropped["is_causal was ignored because a mask was given: apply both"],
+        "ScaledDotProductAttention.forward does not pass the mask on (or drops it when is_causal=True)":
+            dropped["the mask was ignored because is_causal=True: apply both"],
+    }
+    compare_pair(got, reference.sdpa(q, k, v, mask=allowed, is_causal=True), label, passed_on,
+                 hint="forward should pass mask AND is_causal on to scaled_dot_product_attention")
+
+
+@pytest.mark.points(2)
+def test_sdpa_uses_an_explicit_scale_as_given_even_0(submission):
+    """scale=s multiplies the scores by s, for s = 0.37 and s = 0.0 (uniform weights); 3-D inputs here."""
+    q, k, v = inputs.qkv(lead=(3,), q_len=4, k_len=5, d=8, dv=6, salt=27)
+    for scale in (0.37, 0.0):  # 0.37 first: at 0.0, the default scale then means 0.0 was read as None
+        label = f"scaled_dot_product_attention(q [3, 4, 8], k [3, 5, 8], v [3, 5, 6], scale={scale})"
+        got = run_sdpa(submission, label, q, k, v, scale=scale)
+        if scale == 0.0:
+            mistakes = {"scale=0.0 was replaced by 1/sqrt(d): `scale or 1/sqrt(d)` and `if not scale:` treat 0.0 "
+                        "like None; test `if scale is None:`": reference.sdpa(q, k, v)}
+        else:
+            mistakes = {"the scale argument is ignored (always 1/sqrt(d)): pass scale on to attention_scores":
+                        reference.sdpa(q, k, v),
+                        "the scores are divided by scale: multiply by it": reference.sdpa(q, k, v, scale=1 / scale)}
+        compare_pair(got, reference.sdpa(q, k, v, scale=scale), label, mistakes, dims=("b", "i", "j"),
+                     out_dims=("b", "i", "c"), hint="pass scale on to attention_scores; test `scale is None`")
 
 
 @pytest.mark.points(1)
-def test_module_form_matches_the_function(submission):
-    """ScaledDotProductAttention()(q, k, v, is_causal=True) equals the function."""
-    q, k, v = inputs.qkv(lead=(2, 2), q_len=5, k_len=5, d=8, salt=23)
-    module = submission.ScaledDotProductAttention()
-    output, weights = unpack(module(q, k, v, is_causal=True), "ScaledDotProductAttention()(q, k, v, is_causal=True)")
-    expected_output, expected_weights = reference.sdpa(q, k, v, is_causal=True)
-    assert_close(weights, expected_weights, "ScaledDotProductAttention weights", DIMS,
-                 hint="forward should call scaled_dot_product_attention with the same arguments")
-    assert_close(output, expected_output, "ScaledDotProductAttention output", OUT_DIMS)
+def test_sdpa_fully_blocked_rows_give_zero_output(submission):
+    """A query whose keys are all blocked gets all-zero weights and an all-zero output, not NaN."""
+    q, k, v = inputs.qkv(lead=(2, 2), q_len=5, k_len=6, d=8, salt=28)
+    mask = inputs.random_bool_mask(2, 2, 5, 6, salt=29)
+    mask[0, 1, 3] = False
+    mask[1, :, 0] = False
+    label = "scaled_dot_product_attention(q, k, v, mask) with fully blocked rows"
+    got = run_sdpa(submission, label, q, k, v, mask=mask)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(8)
+    compare_pair(got, reference.sdpa(q, k, v, mask=mask), label, as_pairs(blocked_row_mistakes(scores, mask), v),
+                 hint="rows whose keys are all blocked must give zeros, not NaN (softmax of all -inf is NaN)")
+    assert_zero_where(got[0], ~mask.any(-1, keepdim=True), "output of a fully blocked query", SDPA_OUT_DIMS)
+
+
+@pytest.mark.points(1)
+def test_sdpa_in_float64_matches_torch_and_passes_gradients(submission):
+    """float64 inputs with a bool mask give float64 output and weights equal to torch's, and gradients with
+    respect to q, k and v flow through both."""
+    q, k, v = inputs.qkv(lead=(2, 3), q_len=4, k_len=5, d=6, dv=2, dtype=torch.float64, salt=30)
+    mask = inputs.random_bool_mask(2, 3, 4, 5, salt=31)
+    label = "scaled_dot_product_attention(q, k, v, mask) in float64"
+    got = run_sdpa(submission, label, q, k, v, mask)
+    expected = reference.sdpa(q, k, v, mask=mask)
+    low = "output and weights are right to float32 precision only: something was computed in float32 (.float()); keep float64 throughout"
+    compare_pair(got, expected, label, {low: tuple(float32_precision(part) for part in expected)})
+    cotangents = [inputs.randn(2, 3, 4, 2, dtype=torch.float64, salt=32),
+                  inputs.randn(2, 3, 4, 5, dtype=torch.float64, salt=33)]
+
+    def torch_grads(through_weights):
+        leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+        output, weights = reference.sdpa(*leaves, mask=mask)
+        loss = (output * cotangents[0]).sum() + (weights * cotangents[1]).sum() * through_weights
+        return torch.autograd.grad(loss, leaves)
+
+    detached = torch_grads(through_weights=False)
+    grads = gradients(submission.scaled_dot_product_attention, label, (q, k, v, mask), [0, 1, 2], cotangents,
+                      ["q", "k", "v"])
+    for name, grad, expected_grad, detached_grad in zip("qkv", grads, torch_grads(through_weights=True), detached):
+        assert_close(grad, expected_grad, f"d(loss)/d{name} of {label}", ("b", "h", "t", "c"),
+                     hint="use differentiable torch operations only (no .detach(), .data or .item())",
+                     mistakes={"the returned weights are detached (or built under no_grad): gradients must flow "
+                               "through them too": detached_grad})

@@ -4,52 +4,106 @@ import pytest
 import torch
 
 from tests import inputs, reference
-from tests.feedback import assert_close, assert_zero_where, fail
+from tests.feedback import assert_close, assert_unchanged, assert_zero_where, call, gradients
+from tests.mistakes import blocked_row_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
 
 pytestmark = pytest.mark.task("softmax_weights")
 DIMS = ("b", "h", "i", "j")
+NO_NAN = ("find the rows whose keys are all blocked (all -inf after masking), softmax the rest, and "
+          "set those rows to 0.0 (torch.where or masked_fill), so they never become NaN")
 
 
-def mask_mistakes(scores, mask):
-    plain = torch.softmax(scores, dim=-1)
-    return {
-        "the bool mask is inverted: True means ALLOWED (torch's convention), so block where it is False":
-            reference.softmax_weights(scores, ~mask),
-        "the mask is applied after the softmax: block with -inf before it, so each row sums to 1":
-            plain * mask,
-        "blocked scores are set to 0 instead of -inf: exp(0) = 1 still gives them weight":
-            torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1),
-    }
-
-
-@pytest.mark.points(3)
-def test_weights_are_a_softmax_over_the_keys(submission):
-    """Without a mask, weights = softmax(scores) over the last dim: each row sums to 1."""
-    scores = inputs.randn(2, 3, 5, 7, salt=10)
-    got = submission.attention_weights(scores)
-    assert_close(got, torch.softmax(scores, dim=-1), "attention_weights(scores)", DIMS,
-                 hint="softmax over dim=-1 (the keys)",
-                 mistakes={"softmax over the wrong dim: use dim=-1, the keys": torch.softmax(scores, dim=-2)})
+def weights(submission, label, scores, mask=None, hint=None):
+    """attention_weights(scores, mask) on the submission, the arguments passed positionally (so that
+    last_args_after shows what it did to them)."""
+    args = (scores,) if mask is None else (scores, mask)
+    return call(submission.attention_weights, label, *args, hint=hint)
 
 
 @pytest.mark.points(2)
-def test_blocked_keys_get_exactly_zero_weight(submission):
-    """Where the bool mask is False, the weight is exactly 0.0."""
+def test_weights_are_a_softmax_over_the_keys(submission):
+    """Without a mask, weights = softmax(scores) over the last dim (each row sums to 1); scores stay unchanged."""
+    scores = inputs.randn(2, 3, 5, 7, salt=10)
+    label = "attention_weights(scores [2, 3, 5, 7])"
+    got = weights(submission, label, scores)
+    assert_close(got, torch.softmax(scores, dim=-1), label, DIMS, hint="softmax over dim=-1 (the keys)",
+                 mistakes={"softmax over the wrong dim: use dim=-1, the keys": torch.softmax(scores, dim=-2)})
+    assert_unchanged([scores], submission.last_args_after[:1], ["scores"], "attention_weights")
+
+
+@pytest.mark.points(2)
+def test_a_bool_mask_gives_blocked_keys_exactly_zero_weight(submission):
+    """With a bool mask (True = allowed), weights are the softmax over the allowed keys, exactly 0.0 where
+    the mask is False; scores and mask stay unchanged."""
     scores = inputs.randn(2, 3, 5, 7, salt=11)
     mask = inputs.random_bool_mask(2, 3, 5, 7, salt=11)
-    got = submission.attention_weights(scores, mask)
-    if not isinstance(got, torch.Tensor) or got.shape != scores.shape:
-        fail(f"attention_weights(scores, mask) should have the scores' shape {tuple(scores.shape)}")
-    assert_zero_where(got, ~mask, "attention_weights(scores, mask)", DIMS,
-                      hint="fill blocked scores with float('-inf') before the softmax; True = allowed.")
+    label = "attention_weights(scores, bool_mask)"
+    got = weights(submission, label, scores, mask)
+    assert_close(got, reference.softmax_weights(scores, mask), label, DIMS,
+                 hint="scores.masked_fill(~mask, float('-inf')), then softmax(dim=-1)",
+                 mistakes=mask_mistakes(scores, mask))
+    assert_zero_where(got, ~mask, label, DIMS, hint="block with float('-inf') before the softmax")
+    assert_unchanged([scores, mask], submission.last_args_after[:2], ["scores", "mask"], "attention_weights")
 
 
 @pytest.mark.points(2)
-def test_allowed_keys_share_all_the_weight(submission):
-    """With a bool mask, weights equal the softmax over the allowed keys only."""
+def test_a_float_mask_is_added_to_the_scores(submission):
+    """A floating mask is added to the scores before the softmax (-inf blocks, finite values shift); scores
+    and mask stay unchanged."""
     scores = inputs.randn(2, 3, 5, 7, salt=12)
-    mask = inputs.random_bool_mask(2, 3, 5, 7, salt=12)
-    got = submission.attention_weights(scores, mask)
-    assert_close(got, reference.softmax_weights(scores, mask), "attention_weights(scores, mask)", DIMS,
+    allowed = inputs.random_bool_mask(2, 3, 5, 7, salt=12)
+    mask = inputs.additive_mask(allowed, salt=13)
+    label = "attention_weights(scores, float_mask)"
+    got = weights(submission, label, scores, mask)
+    assert_close(got, reference.softmax_weights(scores, mask), label, DIMS,
+                 hint="a float mask is ADDED: softmax(scores + mask, dim=-1)",
+                 mistakes=float_mask_mistakes(scores, mask))
+    assert_unchanged([scores, mask], submission.last_args_after[:2], ["scores", "mask"], "attention_weights")
+
+
+@pytest.mark.points(2)
+def test_fully_blocked_rows_give_zeros_not_nan(submission):
+    """A query row whose keys are all blocked (bool mask all False, or float mask all -inf) gets all-zero
+    weights, not NaN and not 1/Tk."""
+    scores = inputs.randn(2, 2, 4, 6, salt=14)
+    allowed = inputs.random_bool_mask(2, 2, 4, 6, salt=15)
+    allowed[0, 1, 2] = False
+    allowed[1, :, 0] = False
+    for kind, mask in (("bool_mask", allowed), ("float_mask", inputs.additive_mask(allowed, salt=16))):
+        label = f"attention_weights(scores, {kind}) with fully blocked rows"
+        got = weights(submission, label, scores, mask, hint=NO_NAN)
+        assert_close(got, reference.softmax_weights(scores, mask), label, DIMS, hint=NO_NAN,
+                     mistakes=blocked_row_mistakes(scores, mask))
+
+
+@pytest.mark.points(1)
+def test_float64_scores_give_float64_weights_at_double_precision(submission):
+    """float64 scores and a bool mask give float64 weights, accurate to double precision."""
+    scores = inputs.randn(2, 3, 4, 5, dtype=torch.float64, salt=17)
+    mask = inputs.random_bool_mask(2, 3, 4, 5, salt=17)
+    label = "attention_weights(scores, bool_mask) in float64"
+    got = weights(submission, label, scores, mask)
+    expected = reference.softmax_weights(scores, mask)
+    assert_close(got, expected, label, DIMS, hint="keep the scores' dtype throughout: no .float(), no dtype= in softmax",
+                 mistakes={"the weights are right to float32 precision only: they were computed in float32 "
+                           "(.float(), or softmax(..., dtype=torch.float32)) and cast back; keep float64 "
+                           "throughout": float32_precision(expected)})
+
+
+@pytest.mark.points(1)
+def test_gradients_flow_back_to_the_scores(submission):
+    """The weights are differentiable: d(loss)/d(scores) equals torch's for a bool mask."""
+    scores = inputs.randn(2, 4, 6, salt=18)
+    mask = inputs.random_bool_mask(2, 4, 6, salt=18)
+    cotangent = inputs.randn(2, 4, 6, salt=19)
+    label = "attention_weights(scores [2, 4, 6], bool_mask)"
+    got = weights(submission, label, scores, mask)
+    assert_close(got, reference.softmax_weights(scores, mask), label, ("b", "i", "j"),
                  hint="scores.masked_fill(~mask, float('-inf')), then softmax(dim=-1)",
                  mistakes=mask_mistakes(scores, mask))
+    leaf = scores.clone().requires_grad_(True)
+    (expected,) = torch.autograd.grad((reference.softmax_weights(leaf, mask) * cotangent).sum(), [leaf])
+    (grad,) = gradients(submission.attention_weights, label, (scores, mask), [0], [cotangent], ["scores"])
+    assert_close(grad, expected, f"d(loss)/d(scores) of {label}", ("b", "i", "j"),
+                 hint="use differentiable torch operations only (no NumPy, .detach(), .data or .item())")
+
