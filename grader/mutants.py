@@ -336,13 +336,15 @@ def print_table(rows, degenerates, get, suites, verbose):
                 for task, entry in sorted((get(mutant.name, suite) or {}).items()):
                     for test, outcome, message in entry["failed"]:
                         print(f"      {suite}/{task}: {test} [{outcome}] {message[:150]}")
-    print(f"\n{'degenerate':<{width}} {'may earn':<16} "
-          + " ".join(f"{s + ' suite: points earned':<{column}}" for s in suites))
+    if degenerates:
+        print(f"\n{'degenerate':<{width}} {'may earn':<16} "
+              + " ".join(f"{s + ' suite: points earned':<{column}}" for s in suites))
     for degenerate, problems in degenerates:
         cells = " ".join(f"{describe_earned(get(degenerate.name, s)):<{column}}" for s in suites)
         allowed = ", ".join(sorted(degenerate.allowed)) or "nothing"
         print(f"{degenerate.name:<{width}} {allowed:<16} {cells} {'FAIL' if problems else 'ok'}")
-    print("\nLikely cause lines of the mutants' own public tests:")
+    if rows:
+        print("\nLikely cause lines of the mutants' own public tests:")
     for row in rows:
         text = row.cause_line or "(none)"
         label = "named" if row.named else "WRONG DIAGNOSIS" if row.wrong else "-"
