@@ -329,8 +329,9 @@ def print_table(rows, degenerates, get, suites, verbose):
     for row in rows:
         mutant = row.mutant
         cells = " ".join(f"{describe(get(mutant.name, s), mutant.task):<{column}}" for s in suites)
+        why = f"  ({row.why})" if row.why else ""
         print(f"{mutant.name:<{width}} {mutant.task:<16} {yes_no(mutant.public):<4} {cells} "
-              f"{yes_no(row.caught_public):<6} {yes_no(row.named):<5} {row.status}" + (f"  ({row.why})" if row.why else ""))
+              f"{yes_no(row.caught_public):<6} {yes_no(row.named):<5} {row.status}{why}")
         if verbose or row.status == "MISSED":
             for suite in suites:
                 for task, entry in sorted((get(mutant.name, suite) or {}).items()):
@@ -360,10 +361,11 @@ def print_summary(rows, summary):
           + (f", {counts['ERROR']} not graded" if counts["ERROR"] else "")
           + (f", {counts['n/a']} not judged" if counts["n/a"] else "") + f" of {len(rows)} mutants")
     if summary:
-        n = summary["mutants"]
-        print(f"public suite catches {summary['public_caught']:.1%} ({round(summary['public_caught'] * n)}/{n}, "
-              f"floor {PUBLIC_CAUGHT_FLOOR:.0%}); names {summary['named']:.1%} ({round(summary['named'] * n)}/{n}, "
-              f"floor {NAMED_FLOOR:.0%}); public + hidden catch {summary['caught']:.1%} ({round(summary['caught'] * n)}/{n})")
+        def share(key):
+            return f"{summary[key]:.1%} ({round(summary[key] * summary['mutants'])}/{summary['mutants']}"
+
+        print(f"public suite catches {share('public_caught')}, floor {PUBLIC_CAUGHT_FLOOR:.0%}); "
+              f"names {share('named')}, floor {NAMED_FLOOR:.0%}); public + hidden catch {share('caught')})")
     unchecked = [row.mutant.name for row in rows if row.unchecked]
     if unchecked:
         print(f"note: {len(unchecked)} mutant(s) get Likely cause lines but have no `cause` in the catalogue, "
@@ -446,7 +448,8 @@ def main(argv=None):
 
     failures = [f"grading {name} on {suite} failed: {error}" for (name, suite), error in errors.items()]
     reference, stubs = by_suite("reference"), by_suite("stubs")
-    failures += [f"the reference loses points under {suite}: {describe(tasks)}" for suite, tasks in reference.items() if lost(tasks)]
+    failures += [f"the reference loses points under {suite}: {describe(tasks)}"
+                 for suite, tasks in reference.items() if lost(tasks)]
     failures += diagnoses_of("the reference", reference)
     failures += unearned_points("the stubs", stubs) + diagnoses_of("the stubs", stubs)
     checked_degenerates = []

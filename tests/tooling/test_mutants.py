@@ -163,7 +163,8 @@ def test_a_mutant_is_named_by_its_own_tasks_public_line_holding_its_cause():
     line = "Likely cause: the dot products are not scaled: multiply by 1/sqrt(d)"
     assert mutants.diagnosis(bug, tasks(["scores"], {"scores": [line]})) == (True, line)
     assert mutants.diagnosis(bug, tasks(["scores"], {"sdpa": [line]})) == (False, None)
-    assert mutants.diagnosis(bug, tasks(["scores"], {"scores": ["Likely cause: other"]})) == (False, "Likely cause: other")
+    other = "Likely cause: other"
+    assert mutants.diagnosis(bug, tasks(["scores"], {"scores": [other]})) == (False, other)
     assert mutants.diagnosis(bug, None) == (False, None)
     unnamed = Mutant("u", "scores", True, "d", (("a", "b"),))
     assert mutants.diagnosis(unnamed, tasks(["scores"], {"scores": [line]})) == (False, line)
@@ -209,7 +210,8 @@ def fake_backend(outcomes):
 
     outcomes: {name: tasks(...) for both suites, or an Exception}; names not listed lose everything."""
     def run(folder, suites):
-        name = "reference" if folder == mutants.REFERENCE.parent else "stubs" if folder == mutants.STUBS else folder.name
+        special = {mutants.REFERENCE.parent: "reference", mutants.STUBS: "stubs"}
+        name = special.get(folder, folder.name)
         outcome = outcomes.get(name, tasks("all"))
         if isinstance(outcome, Exception):
             raise outcome
@@ -270,7 +272,8 @@ def test_main_fails_when_a_degenerate_earns_a_point_it_is_not_allowed(monkeypatc
     monkeypatch.setattr(mutants, "grader_suites", fake_backend(allowed))
     assert mutants.main(["--only", "zeros"]) == 0
     capsys.readouterr()
-    monkeypatch.setattr(mutants, "grader_suites", fake_backend({"reference": tasks(), "ones": tasks("all", earn=["heads"])}))
+    heads_paid = {"reference": tasks(), "ones": tasks("all", earn=["heads"])}
+    monkeypatch.setattr(mutants, "grader_suites", fake_backend(heads_paid))
     assert mutants.main(["--only", "ones"]) == 1
     assert "FAIL: degenerate ones earns points under public (heads 10), expected none" in capsys.readouterr().out
 
