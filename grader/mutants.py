@@ -250,7 +250,7 @@ class Row:
     status: str  # CAUGHT, MISSED, ERROR or n/a
     why: str
     caught_public: bool | None  # None when the public suite was not graded
-    named: bool
+    named: bool | None  # None when the public suite was not graded
     cause_line: str | None  # the Likely cause line shown for it
     wrong: list = field(default_factory=list)  # [(suite, test, line)] not holding its cause
     unchecked: list = field(default_factory=list)  # [(suite, test, line)] of a mutant with no cause
@@ -261,7 +261,7 @@ def judge(mutant, by_suite, failed_grading):
     status, why = verdict(mutant, public, by_suite.get("hidden"))
     if failed_grading:
         status, why = "ERROR", "grading failed (see below)"
-    named, line = diagnosis(mutant, public)
+    named, line = diagnosis(mutant, public) if public is not None else (None, None)
     return Row(
         mutant, status, why,
         caught_public=None if public is None else not problems_in(mutant, "public", public),
@@ -344,8 +344,12 @@ def print_table(rows, degenerates, get, suites, verbose):
         cells = " ".join(f"{describe_earned(get(degenerate.name, s)):<{column}}" for s in suites)
         allowed = ", ".join(sorted(degenerate.allowed)) or "nothing"
         print(f"{degenerate.name:<{width}} {allowed:<16} {cells} {'FAIL' if problems else 'ok'}")
-    if rows:
-        print("\nLikely cause lines of the mutants' own public tests:")
+    if rows and "public" in suites:
+        print_diagnoses(rows, width)
+
+
+def print_diagnoses(rows, width):
+    print("\nLikely cause lines of the mutants' own public tests:")
     for row in rows:
         text = row.cause_line or "(none)"
         label = "named" if row.named else "WRONG DIAGNOSIS" if row.wrong else "-"

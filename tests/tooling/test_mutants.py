@@ -313,3 +313,13 @@ def test_json_carries_the_verdicts_diagnoses_degenerates_and_fractions(monkeypat
     assert report["degenerates"][0]["problems"] == []
     assert report["summary"] == {"mutants": 1, "public_caught": 1.0, "named": 1.0, "caught": 1.0}
     assert report["floors"] == {"public_caught": mutants.PUBLIC_CAUGHT_FLOOR, "named": mutants.NAMED_FLOOR}
+
+
+def test_without_the_public_suite_nothing_is_named_or_counted(monkeypatch, capsys):
+    line = "Likely cause: the scores are not scaled"
+    monkeypatch.setattr(mutants, "catalogue", lambda: [named_bug()])
+    monkeypatch.setattr(mutants, "grader_suites", fake_backend({"reference": tasks(),
+                                                                "bug": tasks(["scores"], {"scores": [line]})}))
+    assert mutants.main(["--only", "bug", "--suite", "hidden"]) == 0
+    out = capsys.readouterr().out
+    assert "Likely cause lines" not in out and "public suite catches" not in out
