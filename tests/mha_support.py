@@ -7,12 +7,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests import reference
-from tests.feedback import assert_close, check_tensor, fail
+from tests import inputs, reference
+from tests.feedback import assert_close, call, check_tensor, fail
 
 DIMS = ("b", "i", "f")
 WEIGHT_DIMS = ("b", "h", "i", "j")
 PROJECTIONS = ("w_q", "w_k", "w_v", "w_o")
+VIEW_ERROR = "view size is not compatible"  # torch's RuntimeError for .view() on a non-contiguous tensor
 BUILDS_ON = (". MultiHeadAttention builds on your split_heads, merge_heads and scaled_dot_product_attention: "
              "if their tests fail too, fix those first.")
 
@@ -48,20 +49,29 @@ def check_projections(submission, d_model, n_heads, bias=True):
                  "nn.Linear(d_model, d_model, bias=bias).")
 
 
-def run(module, call, *args, **kwargs):
-    result = module(*args, **kwargs)
+def run(module, text, *args, **kwargs):
+    """module(*args, **kwargs), which must be a pair (output, weights); a .view() on a non-contiguous
+    tensor is named as such."""
+    try:
+        result = call(module, text, *args, hint="project, split_heads, attend, merge_heads, w_o", **kwargs)
+    except pytest.fail.Exception as failure:
+        message = str(failure.msg)
+        if VIEW_ERROR not in message:
+            raise
+        fail(message.split("\nHint:")[0] + "\nLikely cause: .view() on a transposed (non-contiguous) tensor: "
+             "use reshape() or flatten(-2), or call .contiguous() before view().")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        fail(f"{call} should return (output, weights), got {type(result).__name__}")
+        fail(f"{text} should return (output, weights), got {type(result).__name__}")
     return result
 
 
-def run_twice(module, call, *args, **kwargs):
+def run_twice(module, text, *args, **kwargs):
     """The module's result, after checking that a second identical call gives the same result."""
-    first = run(module, call, *args, **kwargs)
-    second = run(module, call + ", called again", *args, **kwargs)
+    first = run(module, text, *args, **kwargs)
+    second = run(module, text + ", called again", *args, **kwargs)
     for got, previous, part in zip(second, first, ("output", "weights")):
         if isinstance(got, torch.Tensor) and isinstance(previous, torch.Tensor) and not _same(got, previous):
-            fail(f"{call} gave a different {part} when called again with the same input.\n"
+            fail(f"{text} gave a different {part} when called again with the same input.\n"
                  "Likely cause: dropout (or other randomness) is active in forward: the lab's module has no "
                  "dropout, the same input must give the same result.")
     return first
@@ -97,25 +107,51 @@ def _diagnose(got, expected, mistakes):
     return found[0] if len(found) == 1 else None
 
 
-def compare(got, expected, call, hint=None, mistakes=None):
-    """mistakes: {explanation: (output, weights) of a known buggy module}, named when got matches."""
+def compare(submission, got, expected, text, hint=None, mistakes=None):
+    """mistakes: {explanation: (output, weights) of a known buggy module}, named when got matches and
+    the functions MultiHeadAttention builds on are right (else their bug, not forward's, is the cause)."""
     cause = _diagnose(got, expected, mistakes or {})
     try:
-        _compare(got, expected, call, hint)
+        _compare(got, expected, text, hint)
     except pytest.fail.Exception as failure:
-        if cause is None:
+        if cause is None or not building_blocks_work(submission):
             raise
         fail(str(failure.msg).split("\nHint:")[0] + f"\nLikely cause: {cause}")
 
 
-def _compare(got, expected, call, hint):
+def building_blocks_work(submission):
+    """True when split_heads, merge_heads and scaled_dot_product_attention (without a mask, with bool,
+    float and padding masks, with is_causal) return torch's results on small inputs."""
+    x = inputs.randn(2, 3, 12, salt=90)
+    heads = inputs.randn(2, 3, 4, 5, salt=91)
+    q, k, v = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=5, salt=92)
+    bool_mask = inputs.random_bool_mask(4, 6, salt=93)
+    float_mask = inputs.additive_mask(bool_mask, salt=94)
+    padding = inputs.padding_mask([6, 3], 6)
+    sdpa_cases = ((None, False), (bool_mask, False), (bool_mask, True), (float_mask, False), (padding, False),
+                  (None, True))
+    try:
+        checks = [(submission.split_heads(x, 3), reference.split_heads(x, 3)),
+                  (submission.merge_heads(heads), reference.merge_heads(heads))]
+        for mask, is_causal in sdpa_cases:
+            got = submission.scaled_dot_product_attention(q, k, v, mask=mask, is_causal=is_causal)
+            expected = reference.sdpa(q, k, v, mask=mask, is_causal=is_causal)
+            if not isinstance(got, (tuple, list)) or len(got) != 2:
+                return False
+            checks += list(zip(got, expected))
+    except Exception:
+        return False
+    return all(_same(value, known) for value, known in checks)
+
+
+def _compare(got, expected, text, hint):
     output, weights = got
     expected_output, expected_weights = expected
-    check_tensor(weights, f"{call} weights", shape=expected_weights.shape, layout="[B, H, Tq, Tk] (one map per head)",
+    check_tensor(weights, f"{text} weights", shape=expected_weights.shape, layout="[B, H, Tq, Tk] (one map per head)",
                  hint="return the per-head weights from scaled_dot_product_attention, not their mean")
-    assert_close(weights, expected_weights, f"{call} weights", WEIGHT_DIMS,
+    assert_close(weights, expected_weights, f"{text} weights", WEIGHT_DIMS,
                  hint=(hint or "project with w_q and w_k, split_heads, then scaled_dot_product_attention") + BUILDS_ON)
-    assert_close(output, expected_output, f"{call} output", DIMS,
+    assert_close(output, expected_output, f"{text} output", DIMS,
                  hint=(hint or "merge the heads, then apply w_o") + BUILDS_ON)
 
 
@@ -162,6 +198,9 @@ def classic_mistakes(params, n_heads, query, key=None, value=None, mask=None, is
         "the values were projected from key, not value: v = w_v(value)":
             buggy(*args, mask=mask, is_causal=is_causal, values_from="key"),
     }
+    if key is not None and value is None and key.shape == query.shape:
+        found["value defaulted to query; it defaults to key"] = buggy(params, n_heads, query, key, query, mask=mask,
+                                                                     is_causal=is_causal)
     if mask is None:
         found["key and value were ignored (self-attention over query only): project key with w_k and value "
               "with w_v"] = buggy(params, n_heads, query, is_causal=is_causal)

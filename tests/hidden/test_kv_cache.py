@@ -42,7 +42,7 @@ def test_decoding_in_float64_without_bias_equals_the_causal_forward_pass(submiss
     expected = reference.mha(params, 3, x, is_causal=True, bias=False)[0]
     assert_close(got, expected, "the 10 decoded outputs in float64, concatenated", OUT_DIMS,
                  layout="[B, T, d_model]", hint=DECODE_HINT + "; create the buffers with the given dtype",
-                 mistakes=decode_mistakes(params, 3, x))
+                 mistakes=decode_mistakes(submission, params, 3, x))
 
 
 @pytest.mark.points(1)

@@ -26,7 +26,7 @@ def test_mha_cross_attention_with_more_keys_than_queries(submission):
     query, key, value = cross_inputs(3, 9, salt=180, d_model=20)
     text = "MultiHeadAttention(20, 5)(query [2, 3, 20], key [2, 9, 20], value [2, 9, 20])"
     got = mha_support.run(module, text, query, key, value)
-    mha_support.compare(got, reference.mha(params, 5, query, key, value), text,
+    mha_support.compare(submission, got, reference.mha(params, 5, query, key, value), text,
                         hint="project query with w_q, key with w_k and value with w_v",
                         mistakes=classic_mistakes(params, 5, query, key, value))
 
@@ -39,10 +39,9 @@ def test_mha_with_a_bool_mask_matches_torch(submission):
     mask = inputs.random_bool_mask(7, 3, salt=186)
     text = "mha(query [2, 7, 16], key [2, 3, 16], value, mask=bool_mask [7, 3])"
     got = mha_support.run(module, text, query, key, value, mask=mask)
-    mha_support.compare(got, reference.mha(params, H, query, key, value, mask=mask), text,
+    mha_support.compare(submission, got, reference.mha(params, H, query, key, value, mask=mask), text,
                         hint="pass the mask on to scaled_dot_product_attention; True = allowed",
-                        mistakes={"the mask is inverted: True means ALLOWED":
-                                  reference.mha_via_sdpa(params, H, query, key, value, mask=~mask)})
+                        mistakes=classic_mistakes(params, H, query, key, value, mask=mask))
 
 
 @pytest.mark.points(1)
@@ -53,9 +52,10 @@ def test_mha_with_an_additive_float_mask_matches_torch(submission):
     mask = inputs.additive_mask(inputs.random_bool_mask(6, 6, salt=188), salt=189)
     text = "mha(x, mask=float_mask [6, 6])"
     got = mha_support.run(module, text, x, mask=mask)
-    mha_support.compare(got, reference.mha(params, H, x, mask=mask), text,
+    mha_support.compare(submission, got, reference.mha(params, H, x, mask=mask), text,
                         hint="pass the float mask on unchanged: it is ADDED to the scores",
-                        mistakes={"the float mask was used as a bool mask (mask == 0 as allowed)":
+                        mistakes={**classic_mistakes(params, H, x, mask=mask),
+                                  "the float mask was used as a bool mask (mask == 0 as allowed)":
                                   reference.mha_via_sdpa(params, H, x, mask=mask == 0)})
 
 
@@ -67,10 +67,9 @@ def test_mha_with_a_padding_mask_matches_torch(submission):
     mask = inputs.padding_mask([6, 3], 6)
     text = "mha(x, mask=padding_mask [2, 1, 1, 6])"
     got = mha_support.run(module, text, x, mask=mask)
-    mha_support.compare(got, reference.mha(params, H, x, mask=mask), text,
+    mha_support.compare(submission, got, reference.mha(params, H, x, mask=mask), text,
                         hint="the [B, 1, 1, Tk] mask broadcasts over [B, H, Tq, Tk]: pass it on as it is",
-                        mistakes={"the mask is inverted: True means ALLOWED":
-                                  reference.mha_via_sdpa(params, H, x, mask=~mask)})
+                        mistakes=classic_mistakes(params, H, x, mask=mask))
 
 
 @pytest.mark.points(1)
@@ -81,11 +80,11 @@ def test_mha_causal_cross_attention_is_top_left_aligned(submission):
     text = "mha(query [2, 4, 16], key [2, 7, 16], value, is_causal=True)"
     got = mha_support.run(module, text, query, key, value, is_causal=True)
     bottom_right = torch.ones(4, 7, dtype=torch.bool).tril(3)
-    mha_support.compare(got, reference.mha(params, H, query, key, value, is_causal=True), text,
+    mha_support.compare(submission, got, reference.mha(params, H, query, key, value, is_causal=True), text,
                         hint="pass is_causal on to scaled_dot_product_attention (a [Tq, Tk] lower triangle)",
-                        mistakes={"the causal mask is bottom-right aligned; is_causal is top-left aligned":
-                                  reference.mha(params, H, query, key, value, mask=bottom_right),
-                                  "is_causal was ignored": reference.mha(params, H, query, key, value)})
+                        mistakes={**classic_mistakes(params, H, query, key, value, is_causal=True),
+                                  "the causal mask is bottom-right aligned; is_causal is top-left aligned":
+                                  reference.mha(params, H, query, key, value, mask=bottom_right)})
 
 
 @pytest.mark.points(1)
@@ -95,8 +94,9 @@ def test_mha_in_float64_matches_torch_to_double_precision(submission):
     x = inputs.randn(2, 6, 24, dtype=torch.float64, salt=194)
     text = "MultiHeadAttention(24, 6).double()(x, is_causal=True) in float64"
     got = mha_support.run(module, text, x, is_causal=True)
-    mha_support.compare(got, reference.mha(params, 6, x, is_causal=True), text,
-                        hint="keep the inputs' dtype (no .float()); compute the scale with math.sqrt")
+    mha_support.compare(submission, got, reference.mha(params, 6, x, is_causal=True), text,
+                        hint="keep the inputs' dtype (no .float()); compute the scale with math.sqrt",
+                        mistakes=classic_mistakes(params, 6, x, is_causal=True))
 
 
 @pytest.mark.points(1)
@@ -107,7 +107,7 @@ def test_mha_without_bias_in_cross_attention(submission):
     query, key, value = cross_inputs(6, 4, salt=195, d_model=12)
     text = "MultiHeadAttention(12, 3, bias=False)(query [2, 6, 12], key [2, 4, 12], value)"
     got = mha_support.run(module, text, query, key, value)
-    mha_support.compare(got, reference.mha(params, 3, query, key, value, bias=False), text,
+    mha_support.compare(submission, got, reference.mha(params, 3, query, key, value, bias=False), text,
                         mistakes=classic_mistakes(params, 3, query, key, value))
 
 
@@ -118,10 +118,9 @@ def test_mha_value_defaults_to_key(submission):
     query, key, _ = cross_inputs(5, 5, salt=196, distinct_value=False)
     text = "mha(query, key) (no value)"
     got = mha_support.run(module, text, query, key)
-    mha_support.compare(got, reference.mha(params, H, query, key), text,
+    mha_support.compare(submission, got, reference.mha(params, H, query, key), text,
                         hint="value = key if value is None else value (after key's own default)",
-                        mistakes={"value defaulted to query; it defaults to key":
-                                  reference.mha(params, H, query, key, query)})
+                        mistakes=classic_mistakes(params, H, query, key))
 
 
 @pytest.mark.points(1)
@@ -133,8 +132,9 @@ def test_mha_fully_blocked_rows_give_zero_weights(submission):
     mask[2] = False
     text = "mha(x, mask) with a fully blocked query row"
     got = mha_support.run(module, text, x, mask=mask)
-    mha_support.compare(got, reference.mha_via_sdpa(params, H, x, mask=mask), text,
-                        hint="a fully blocked row gives zero weights, so its heads are 0 and its output is w_o's bias")
+    mha_support.compare(submission, got, reference.mha_via_sdpa(params, H, x, mask=mask), text,
+                        hint="a fully blocked row gives zero weights, so its heads are 0 and its output is w_o's bias",
+                        mistakes=classic_mistakes(params, H, x, mask=mask))
 
 
 @pytest.mark.points(1)
@@ -145,11 +145,11 @@ def test_mha_is_deterministic_in_train_and_eval_mode(submission):
     expected = reference.mha(params, H, x)
     module.train()
     first = mha_support.run(module, "mha(x) in train() mode", x)
-    mha_support.compare(first, expected, "mha(x) in train() mode", hint="no dropout: the lab's module has none")
+    mha_support.compare(submission, first, expected, "mha(x) in train() mode", hint="no dropout: the lab's module has none")
     second = mha_support.run(module, "mha(x) in train() mode, called again", x)
     for got, previous, part in zip(second, first, ("output", "weights")):
         assert_close(got, previous, f"the second call's {part} (vs. the first call)",
                      hint="the same input must give the same result: no randomness, no state kept between calls")
     module.eval()
     evaluated = mha_support.run(module, "mha(x) in eval() mode", x)
-    mha_support.compare(evaluated, expected, "mha(x) in eval() mode")
+    mha_support.compare(submission, evaluated, expected, "mha(x) in eval() mode")

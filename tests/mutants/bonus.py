@@ -26,6 +26,7 @@ BONUS = (
         "tiled_sum_not_rescaled", "tiled", True,
         "The running softmax sum l is not multiplied by exp(m - m_new) when the running max grows.",
         (TILED_SUM_UPDATE, "        row_sum[..., first:, :].add_(probs.sum(dim=-1, keepdim=True))  # (..., Tq', 1)"),
+        cause="not rescaled",
     ),
     mutant(
         "tiled_max_not_carried", "tiled", False,
@@ -37,18 +38,21 @@ BONUS = (
         "tiled_block_end_off_by_one", "tiled", True,
         "Block bounds taken as inclusive: end = start + block_size - 1, so the last key of every block is skipped.",
         (TILED_BLOCK_END, "        end = min(start + block_size - 1, k_len)\n"),
+        cause="last key of every full block",
     ),
     mutant(
         "tiled_causal_diagonal_blocked", "tiled", True,
         "The causal piece of each block blocks cols >= rows, so a query cannot see its own key.",
         ('            scores[..., : rows.size(0), :].masked_fill_(cols > rows, float("-inf"))  # (..., n, blk)',
          '            scores[..., : rows.size(0), :].masked_fill_(cols >= rows, float("-inf"))  # (..., n, blk)'),
+        cause="diagonal",
     ),
     mutant(
         "tiled_causal_no_skipping", "tiled", True,
         "is_causal masks every block for every query but never skips the part above the diagonal (twice the work).",
         (TILED_FIRST_ROW, "        first = 0\n"),
         exclusive=True,
+        cause="does not skip",
     ),
     mutant(
         "tiled_nan_on_blocked_rows", "tiled", False,
@@ -61,6 +65,7 @@ BONUS = (
         "kv_cache_length_not_advanced", "kv_cache", True,
         "KVCache.append never advances length: every token overwrites position 0 and attends to itself only.",
         ("        self.length = end\n", ""),
+        cause="attends to itself only",
     ),
     mutant(
         "kv_own_key_omitted", "kv_cache", True,
@@ -70,12 +75,14 @@ BONUS = (
             "    values = cache.values[:, :, : cache.length]\n"
             "    cache.append(k_new, v_new)\n"
         )),
+        cause="own key is missing",
     ),
     mutant(
         "kv_causal_mask_at_decode", "kv_cache", True,
         "decode_step passes is_causal=True with its one query: top-left aligned, it sees key 0 only.",
         (KV_ATTEND,
          "    heads, _ = scaled_dot_product_attention(q, keys, values, is_causal=True)  # (B, H, 1, d_head)"),
+        cause="see key 0 only",
     ),
     mutant(
         "kv_append_copies_the_prefix", "kv_cache", False,

@@ -80,6 +80,14 @@ MHA_DEFAULTS = '''\
         value = key if value is None else value
 '''
 MHA_SDPA = "        heads, weights = scaled_dot_product_attention(q, k, v, mask, is_causal)  # (B, H, Tq, d_head)"
+MHA_MERGE = "        output = self.w_o(merge_heads(heads))  # (B, Tq, d_model)"
+SPLIT_CHECK = '''\
+    if d_model % n_heads != 0:
+        raise DimensionMismatchError(
+            f"d_model={d_model} is not divisible by n_heads={n_heads}"
+        )
+    heads = x.unflatten(-1, (n_heads, d_model // n_heads))  # (B, T, H, d_head)
+'''
 
 
 CATALOGUE = (
@@ -346,6 +354,7 @@ CATALOGUE = (
         "split_without_transpose", "heads", True,
         "split_heads reshapes [B, T, d_model] straight to [B, H, T, d_head], mixing positions into heads.",
         (SPLIT_BODY, "    return x.reshape(x.size(0), n_heads, x.size(1), d_model // n_heads)\n"),
+        cause="reshaped straight to [B, H, T, d_head]",
     ),
     mutant(
         "interleaved_heads", "heads", True,
@@ -354,17 +363,20 @@ CATALOGUE = (
     heads = x.unflatten(-1, (d_model // n_heads, n_heads))  # (B, T, d_head, H)
     return heads.permute(0, 3, 1, 2)  # (B, H, T, d_head)
 '''),
+        cause="interleaved",
     ),
     mutant(
         "merge_without_inverse_permute", "heads", True,
         "merge_heads reshapes [B, H, T, d_head] straight to [B, T, d_model] without moving H back first.",
         (MERGE_BODY, "    return x.reshape(x.size(0), x.size(2), -1)  # (B, T, H * d_head)\n"),
+        cause="without moving H back",
     ),
     mutant(
         "merge_with_view", "heads", True,
         "merge_heads calls .view on the transposed (non-contiguous) tensor, which raises a RuntimeError.",
         ("    return heads.flatten(-2)  # (B, T, H * d_head)",
          "    return heads.view(heads.size(0), heads.size(1), -1)  # (B, T, H * d_head)"),
+        cause=".view() on a transposed",
     ),
     # -- divisibility ---------------------------------------------------------------------------
     mutant(
@@ -372,70 +384,126 @@ CATALOGUE = (
         "split_heads and MultiHeadAttention raise a plain ValueError instead of DimensionMismatchError.",
         (SPLIT_RAISE, "    if d_model % n_heads != 0:\n        raise ValueError("),
         (MHA_RAISE, "        if d_model % n_heads != 0:\n            raise ValueError("),
+        cause="plain ValueError",
     ),
     mutant(
         "plain_value_error_in_mha", "divisibility", True,
         "MultiHeadAttention.__init__ raises a plain ValueError instead of DimensionMismatchError.",
         (MHA_RAISE, "        if d_model % n_heads != 0:\n            raise ValueError("),
+        cause="plain ValueError",
     ),
     mutant(
-        "plain_value_error_in_split_heads", "divisibility", False,
+        "plain_value_error_in_split_heads", "divisibility", True,
         "split_heads raises a plain ValueError instead of DimensionMismatchError.",
         (SPLIT_RAISE, "    if d_model % n_heads != 0:\n        raise ValueError("),
+        cause="plain ValueError",
     ),
     mutant(
         "no_divisibility_check_in_mha", "divisibility", True,
         "MultiHeadAttention.__init__ accepts d_model=16, n_heads=5 (the error only appears in forward).",
         (MHA_CHECK, "        self.d_model = d_model\n"),
+        cause="__init__ does not check d_model % n_heads",
+    ),
+    mutant(
+        "no_divisibility_check_in_split_heads", "divisibility", True,
+        "Only MultiHeadAttention checks d_model % n_heads: split_heads(x, 5) on 16 features fails inside "
+        "torch's reshape with a RuntimeError.",
+        (SPLIT_CHECK, "    heads = x.unflatten(-1, (n_heads, d_model // n_heads))  # (B, T, H, d_head)\n"),
+        cause="split_heads does not check d_model % n_heads",
     ),
     # -- mha ------------------------------------------------------------------------------------
     mutant(
         "missing_w_o", "mha", True,
         "The merged heads are returned without the output projection w_o.",
-        ("        output = self.w_o(merge_heads(heads))  # (B, Tq, d_model)",
-         "        output = merge_heads(heads)  # (B, Tq, d_model)"),
+        (MHA_MERGE, "        output = merge_heads(heads)  # (B, Tq, d_model)"),
+        cause="w_o was forgotten",
     ),
     mutant(
-        "mha_self_attention_only", "mha", False,
+        "mha_self_attention_only", "mha", True,
         "forward ignores key and value and always attends over the query (self-attention only).",
         (MHA_DEFAULTS, "        key = value = query\n"),
+        cause="key and value were ignored",
     ),
     mutant(
-        "value_defaults_to_query", "mha", False,
+        "value_defaults_to_query", "mha", True,
         "When value is omitted it defaults to query instead of key.",
         ("        value = key if value is None else value\n",
          "        value = query if value is None else value\n"),
+        cause="value defaulted to query",
     ),
     mutant(
-        "mha_mask_ignored", "mha", False,
+        "mha_value_from_key", "mha", True,
+        "The values are projected from key instead of value (v = w_v(key)).",
+        ("split_heads(self.w_v(value), self.n_heads)", "split_heads(self.w_v(key), self.n_heads)"),
+        cause="values were projected from key",
+    ),
+    mutant(
+        "mha_keys_with_w_q", "mha", True,
+        "The keys are projected with w_q instead of w_k.",
+        ("split_heads(self.w_k(key), self.n_heads)", "split_heads(self.w_q(key), self.n_heads)"),
+        cause="keys were projected with w_q",
+    ),
+    mutant(
+        "mha_mask_ignored", "mha", True,
         "forward accepts mask but does not pass it on to scaled_dot_product_attention.",
         (MHA_SDPA,
          "        heads, weights = scaled_dot_product_attention(q, k, v, None, is_causal)  # (B, H, Tq, d_head)"),
+        cause="mask was not passed on",
     ),
     mutant(
         "mha_is_causal_not_passed", "mha", True,
         "forward accepts is_causal but does not pass it on to scaled_dot_product_attention.",
         (MHA_SDPA, "        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, Tq, d_head)"),
+        cause="is_causal was not passed on",
+    ),
+    mutant(
+        "mha_scale_by_sqrt_d_model", "mha", True,
+        "Each head's scores are scaled by 1/sqrt(d_model) instead of 1/sqrt(d_head).",
+        (MHA_SDPA, "        heads, weights = scaled_dot_product_attention(\n"
+                   "            q, k, v, mask, is_causal, scale=1.0 / math.sqrt(self.d_model)\n"
+                   "        )  # (B, H, Tq, d_head)"),
+        cause="1/sqrt(d_model)",
+    ),
+    mutant(
+        "mha_merge_without_transpose", "mha", True,
+        "forward flattens the heads [B, H, T, d_head] straight to [B, T, d_model] instead of calling merge_heads.",
+        (MHA_MERGE, "        output = self.w_o(heads.reshape(heads.size(0), heads.size(2), -1))  # (B, Tq, d_model)"),
+        cause="merged without the transpose",
+    ),
+    mutant(
+        "mha_merge_with_view", "mha", True,
+        "forward merges the heads with transpose(1, 2).view(...), which raises on the non-contiguous tensor.",
+        (MHA_MERGE, "        output = self.w_o(heads.transpose(1, 2).view(heads.size(0), heads.size(2), -1))"),
+        cause=".view() on a transposed",
     ),
     mutant(
         "mha_head_averaged_weights", "mha", True,
         "forward returns the weights averaged over heads ([B, Tq, Tk]) instead of per head.",
         ("        return output, weights\n", "        return output, weights.mean(dim=1)\n"),
+        cause="averaged over the heads",
     ),
     mutant(
-        "mha_bias_hardcoded", "mha", False,
+        "mha_bias_hardcoded", "mha", True,
         "The projections always have a bias: the bias=False argument is ignored.",
         ("        self.w_q = nn.Linear(d_model, d_model, bias=bias)", "        self.w_q = nn.Linear(d_model, d_model)"),
         ("        self.w_k = nn.Linear(d_model, d_model, bias=bias)", "        self.w_k = nn.Linear(d_model, d_model)"),
         ("        self.w_v = nn.Linear(d_model, d_model, bias=bias)", "        self.w_v = nn.Linear(d_model, d_model)"),
         ("        self.w_o = nn.Linear(d_model, d_model, bias=bias)", "        self.w_o = nn.Linear(d_model, d_model)"),
+        cause="bias flag is ignored",
     ),
     mutant(
-        "mha_split_with_d_head", "mha", False,
+        "mha_split_with_d_head", "mha", True,
         "forward splits into d_head heads instead of n_heads (invisible when d_model = n_heads ** 2).",
         ("split_heads(self.w_q(query), self.n_heads)", "split_heads(self.w_q(query), self.d_model // self.n_heads)"),
         ("split_heads(self.w_k(key), self.n_heads)", "split_heads(self.w_k(key), self.d_model // self.n_heads)"),
         ("split_heads(self.w_v(value), self.n_heads)", "split_heads(self.w_v(value), self.d_model // self.n_heads)"),
+        cause="was split into d_head",
+    ),
+    mutant(
+        "mha_dropout_at_eval", "mha", True,
+        "forward applies dropout with training=True, so even in eval() mode the result is random.",
+        (MHA_SDPA, MHA_SDPA + "\n        heads = torch.nn.functional.dropout(heads, p=0.1, training=True)"),
+        cause="dropout",
     ),
     # -- efficiency (results stay correct: only `efficiency` may lose points) ---------------------
     mutant(
@@ -457,6 +525,28 @@ CATALOGUE = (
     return output, weights
 '''),
         exclusive=True,
+        cause="loop over the batch and the heads",
+    ),
+    mutant(
+        "sdpa_loop_over_positions", "efficiency", True,
+        "scaled_dot_product_attention attends one query position at a time in a Python loop.",
+        (SDPA_TAIL, '''\
+    if mask is not None:
+        _check_mask(mask, scores)
+        mask = mask.expand(scores.shape)  # (..., Tq, Tk)
+    output_rows, weight_rows = [], []
+    for i in range(scores.size(-2)):  # one query position at a time
+        row_mask = None if mask is None else mask[..., i : i + 1, :]  # (..., 1, Tk)
+        row_weights = attention_weights(scores[..., i : i + 1, :], row_mask)  # (..., 1, Tk)
+        weight_rows.append(row_weights)
+        output_rows.append(row_weights @ v)  # (..., 1, dv)
+    if not weight_rows:
+        weights = attention_weights(scores, mask)
+        return weights @ v, weights
+    return torch.cat(output_rows, dim=-2), torch.cat(weight_rows, dim=-2)
+'''),
+        exclusive=True,
+        cause="loop over the positions",
     ),
     mutant(
         "weights_loop_over_positions", "efficiency", True,
@@ -471,9 +561,10 @@ CATALOGUE = (
     return torch.stack(rows, dim=-2) if rows else torch.softmax(scores, dim=-1)
 '''),
         exclusive=True,
+        cause="loop over the positions",
     ),
     mutant(
-        "mha_loop_over_heads", "efficiency", False,
+        "mha_loop_over_heads", "efficiency", True,
         "MultiHeadAttention.forward calls scaled_dot_product_attention once per head in a Python loop.",
         (MHA_SDPA, '''\
         outputs, all_weights = [], []
@@ -489,6 +580,50 @@ CATALOGUE = (
         heads = torch.cat(outputs, dim=1)  # (B, H, Tq, d_head)
         weights = torch.cat(all_weights, dim=1)  # (B, H, Tq, Tk)'''),
         exclusive=True,
+        cause="loop over the heads",
+    ),
+    mutant(
+        "mha_loop_over_batch", "efficiency", True,
+        "MultiHeadAttention.forward calls scaled_dot_product_attention once per batch item in a Python loop.",
+        (MHA_SDPA, '''\
+        outputs, all_weights = [], []
+        for b in range(q.size(0)):  # one batch item at a time
+            item_mask = mask
+            if isinstance(mask, torch.Tensor) and mask.dim() == 4 and mask.size(0) > 1:
+                item_mask = mask[b : b + 1]
+            out_b, w_b = scaled_dot_product_attention(q[b : b + 1], k[b : b + 1], v[b : b + 1], item_mask, is_causal)
+            outputs.append(out_b)
+            all_weights.append(w_b)
+        heads = torch.cat(outputs)  # (B, H, Tq, d_head)
+        weights = torch.cat(all_weights)  # (B, H, Tq, Tk)'''),
+        exclusive=True,
+        cause="loop over the batch",
+    ),
+    mutant(
+        "mha_loop_over_positions", "efficiency", True,
+        "MultiHeadAttention.forward attends one query position at a time in a Python loop.",
+        (MHA_SDPA, '''\
+        q_len, k_len = q.size(-2), k.size(-2)
+        full_mask = None if mask is None else torch.broadcast_to(mask, (*q.shape[:2], q_len, k_len))
+        causal = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)
+        outputs, all_weights = [], []
+        for i in range(q_len):  # one query position at a time
+            row_mask = None if full_mask is None else full_mask[..., i : i + 1, :]  # (B, H, 1, Tk)
+            if is_causal:
+                row_allowed = causal[i : i + 1]  # (1, Tk)
+                if row_mask is None:
+                    row_mask = row_allowed
+                elif row_mask.dtype == torch.bool:
+                    row_mask = row_mask & row_allowed
+                else:
+                    row_mask = row_mask.masked_fill(~row_allowed, float("-inf"))
+            out_i, w_i = scaled_dot_product_attention(q[..., i : i + 1, :], k, v, row_mask)
+            outputs.append(out_i)
+            all_weights.append(w_i)
+        heads = torch.cat(outputs, dim=-2)  # (B, H, Tq, d_head)
+        weights = torch.cat(all_weights, dim=-2)  # (B, H, Tq, Tk)'''),
+        exclusive=True,
+        cause="loop over the positions",
     ),
 )
 

@@ -4,13 +4,13 @@ import pytest
 
 from tests import inputs, reference
 from tests.feedback import assert_close, call, fail
+from tests.mha_support import VIEW_ERROR
 from tests.mistakes import merge_mistakes, split_mistakes
 
 pytestmark = pytest.mark.task("heads")
 HEAD_DIMS = ("b", "h", "t", "e")
 MODEL_DIMS = ("b", "t", "f")
 RESHAPE = "a transposed tensor cannot be view()ed: use reshape(), or .contiguous() before view()"
-VIEW_ERROR = "view size is not compatible"  # torch's RuntimeError for .view() on a non-contiguous tensor
 
 
 def run(function, label, *args, hint=RESHAPE):

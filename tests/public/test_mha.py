@@ -26,7 +26,7 @@ def test_mha_self_attention_matches_torch(submission):
     module, params = mha_support.build(submission, 16, 4, seed=1)
     x = inputs.randn(2, 6, 16, salt=41)
     got = mha_support.run_twice(module, "MultiHeadAttention(16, 4)(x [2, 6, 16])", x)
-    mha_support.compare(got, reference.mha(params, 4, x), "mha(x)", mistakes=classic_mistakes(params, 4, x))
+    mha_support.compare(submission, got, reference.mha(params, 4, x), "mha(x)", mistakes=classic_mistakes(params, 4, x))
 
 
 @pytest.mark.points(2)
@@ -37,7 +37,7 @@ def test_mha_cross_attention_matches_torch(submission):
     query, key, value = cross_inputs(4, 7, salt=43, d_model=24)
     text = "MultiHeadAttention(24, 3)(query [2, 4, 24], key [2, 7, 24], value [2, 7, 24])"
     got = mha_support.run(module, text, query, key, value)
-    mha_support.compare(got, reference.mha(params, 3, query, key, value), text,
+    mha_support.compare(submission, got, reference.mha(params, 3, query, key, value), text,
                         hint="project query with w_q, key with w_k and value with w_v",
                         mistakes=classic_mistakes(params, 3, query, key, value))
 
@@ -50,21 +50,33 @@ def test_mha_with_a_bool_mask_matches_torch(submission):
     mask = inputs.random_bool_mask(5, 6, salt=47)
     text = "mha(query [2, 5, 16], key [2, 6, 16], value, mask=bool_mask [5, 6])"
     got = mha_support.run(module, text, query, key, value, mask=mask)
-    mha_support.compare(got, reference.mha(params, 4, query, key, value, mask=mask), text,
+    mha_support.compare(submission, got, reference.mha(params, 4, query, key, value, mask=mask), text,
                         hint="pass the mask on to scaled_dot_product_attention; True = allowed",
                         mistakes=classic_mistakes(params, 4, query, key, value, mask=mask))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_mha_causal_self_attention_matches_torch(submission):
     """forward(x, is_causal=True) equals nn.MultiheadAttention with a causal mask."""
     module, params = mha_support.build(submission, 16, 4, seed=2)
     x = inputs.randn(2, 6, 16, salt=42)
     text = "mha(x [2, 6, 16], is_causal=True)"
     got = mha_support.run(module, text, x, is_causal=True)
-    mha_support.compare(got, reference.mha(params, 4, x, is_causal=True), text,
+    mha_support.compare(submission, got, reference.mha(params, 4, x, is_causal=True), text,
                         hint="pass is_causal on to scaled_dot_product_attention",
                         mistakes=classic_mistakes(params, 4, x, is_causal=True))
+
+
+@pytest.mark.points(1)
+def test_mha_value_defaults_to_key(submission):
+    """forward(query, key) uses key as the value too."""
+    module, params = mha_support.build(submission, 12, 2, seed=7)
+    query, key = inputs.randn(3, 4, 12, salt=50), inputs.randn(3, 4, 12, salt=51)
+    text = "MultiHeadAttention(12, 2)(query [3, 4, 12], key [3, 4, 12]) (no value)"
+    got = mha_support.run(module, text, query, key)
+    mha_support.compare(submission, got, reference.mha(params, 2, query, key), text,
+                        hint="value = key if value is None else value (after key's own default)",
+                        mistakes=classic_mistakes(params, 2, query, key))
 
 
 @pytest.mark.points(1)
@@ -75,7 +87,7 @@ def test_mha_without_bias_matches_torch(submission):
     x = inputs.randn(2, 5, 16, salt=48)
     text = "MultiHeadAttention(16, 2, bias=False)(x [2, 5, 16])"
     got = mha_support.run(module, text, x)
-    mha_support.compare(got, reference.mha(params, 2, x, bias=False), text,
+    mha_support.compare(submission, got, reference.mha(params, 2, x, bias=False), text,
                         mistakes=classic_mistakes(params, 2, x))
 
 
@@ -86,6 +98,6 @@ def test_mha_in_float64_stays_float64_and_matches_torch(submission):
     query, key, value = cross_inputs(3, 5, salt=49, dtype=torch.float64)
     text = "MultiHeadAttention(16, 4).double()(query, key, value) in float64"
     got = mha_support.run(module, text, query, key, value)
-    mha_support.compare(got, reference.mha(params, 4, query, key, value), text,
+    mha_support.compare(submission, got, reference.mha(params, 4, query, key, value), text,
                         hint="keep the inputs' dtype (no .float()); compute the scale with math.sqrt",
                         mistakes=classic_mistakes(params, 4, query, key, value))
