@@ -7,10 +7,13 @@ import pytest
 import torch
 
 from tests import inputs, reference
-from tests.feedback import assert_close, assert_unchanged, compare_pair, fail, gradients, run_causal, run_sdpa
+from tests.feedback import (assert_close, assert_unchanged, call, compare_pair, fail, gradients, run_causal,
+                            run_sdpa, unpack_pair)
 from tests.mistakes import as_pairs, causal_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
 
 pytestmark = pytest.mark.task("sdpa")
+FLOAT_MASK_DROPPED = ("the float mask was ignored: either the mask was ignored because is_causal=True, or float "
+                      "masks are never added to the scores; apply both")
 ANY_RANK = ("use operations that work for any number of leading dims: q @ k.transpose(-2, -1), "
             "softmax(dim=-1) and weights @ v (einsum 'bhid,...' or bmm only fit one rank)")
 
@@ -58,19 +61,25 @@ def test_sdpa_is_causal_is_top_left_aligned_for_other_lengths(submission):
 
 @pytest.mark.points(1)
 def test_sdpa_applies_a_float_mask_and_is_causal_with_tq_different_from_tk(submission):
-    """A [Tq, Tk] float mask and is_causal=True both apply to 3-D inputs with Tq = 4, Tk = 6; the inputs and
-    the mask stay unchanged."""
+    """A [Tq, Tk] float mask and is_causal=True both apply to 3-D inputs with Tq = 4, Tk = 6, in the function
+    (which leaves its inputs unchanged) and in ScaledDotProductAttention."""
     q, k, v = inputs.qkv(lead=(2,), q_len=4, k_len=6, d=8, salt=138)
     mask = inputs.additive_mask(inputs.random_bool_mask(4, 6, salt=139), salt=140)
     label = "scaled_dot_product_attention(q, k, v, float_mask [4, 6], True)"
     got = run_sdpa(submission, label, q, k, v, mask, True)
+    expected = reference.sdpa(q, k, v, mask=mask, is_causal=True)
     mistakes = {"is_causal was ignored because a mask was given: apply both": reference.sdpa(q, k, v, mask=mask),
-                "the mask was ignored because is_causal=True: apply both": reference.sdpa(q, k, v, is_causal=True)}
-    compare_pair(got, reference.sdpa(q, k, v, mask=mask, is_causal=True), label, mistakes,
-                 hint="add the float mask AND block the causal future with -inf", dims=("b", "i", "j"),
-                 out_dims=("b", "i", "c"))
+                FLOAT_MASK_DROPPED: reference.sdpa(q, k, v, is_causal=True)}
+    hint = "add the float mask AND block the causal future with -inf"
+    compare_pair(got, expected, label, mistakes, hint=hint, dims=("b", "i", "j"), out_dims=("b", "i", "c"))
     assert_unchanged([q, k, v, mask], submission.last_args_after[:4], ["q", "k", "v", "mask"],
                      "scaled_dot_product_attention")
+    label = "ScaledDotProductAttention()(q, k, v, float_mask [4, 6], True)"
+    got = unpack_pair(call(submission.ScaledDotProductAttention(), label, q, k, v, mask, True), label)
+    passed_on = {"ScaledDotProductAttention.forward does not pass is_causal on (or drops it when a mask is given)":
+                 mistakes["is_causal was ignored because a mask was given: apply both"]}
+    compare_pair(got, expected, label, passed_on, hint="forward should pass mask AND is_causal on",
+                 dims=("b", "i", "j"), out_dims=("b", "i", "c"))
 
 
 @pytest.mark.points(1)

@@ -11,6 +11,8 @@ from tests.feedback import (SDPA_OUT_DIMS, assert_close, assert_unchanged, asser
 from tests.mistakes import as_pairs, blocked_row_mistakes, causal_mistakes, float32_precision
 
 pytestmark = pytest.mark.task("sdpa")
+FLOAT_MASK_DROPPED = ("the float mask was ignored: either the mask was ignored because is_causal=True, or float "
+                      "masks are never added to the scores; apply both")
 BOTH = "apply the causal mask AND the given mask (each blocks with -inf)"
 
 
@@ -61,11 +63,13 @@ def both_mistakes(q, k, v, mask):
     causal = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril()
     mistakes = {
         "is_causal was ignored because a mask was given: apply both": reference.sdpa(q, k, v, mask=mask),
-        "the mask was ignored because is_causal=True: apply both": reference.sdpa(q, k, v, is_causal=True),
     }
-    if mask.dtype == torch.bool:
-        mistakes["the masks were combined with OR: a key is allowed only if BOTH allow it (AND)"] = (
-            reference.sdpa(q, k, v, mask=mask | causal))
+    if mask.dtype != torch.bool:
+        mistakes[FLOAT_MASK_DROPPED] = reference.sdpa(q, k, v, is_causal=True)
+        return mistakes
+    mistakes["the mask was ignored because is_causal=True: apply both"] = reference.sdpa(q, k, v, is_causal=True)
+    mistakes["the masks were combined with OR: a key is allowed only if BOTH allow it (AND)"] = (
+        reference.sdpa(q, k, v, mask=mask | causal))
     return mistakes
 
 
