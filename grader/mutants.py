@@ -35,7 +35,7 @@ STUBS = REPO / "assignment"
 SUITES = ("public", "hidden")
 CAUSE_PREFIX = "Likely cause:"
 PUBLIC_CAUGHT_FLOOR = 0.90  # of all mutants (core and bonus), caught by the public suite
-NAMED_FLOOR = 0.0  # of all mutants, named by a Likely cause line of the public suite
+NAMED_FLOOR = 0.92  # of all mutants, named by a Likely cause line of the public suite (72/78 on 1 Dec)
 
 
 class CatalogueError(Exception):
