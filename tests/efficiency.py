@@ -71,5 +71,5 @@ def mha_count(submission, shape, salt, make_mask=None, cross=False, **kwargs):
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         fail(f"{label} should return (output, weights), got {type(got).__name__}")
     expected = reference.mha(params, n_heads, query, key, value, mask=mask, **kwargs)
-    mha_support.compare(got, expected, label, hint=VALUES_FIRST)
+    mha_support.compare(submission, got, expected, label, hint=VALUES_FIRST)
     return count
