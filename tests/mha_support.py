@@ -160,8 +160,10 @@ def _compare(got, expected, text, hint):
 def buggy(params, n_heads, query, key=None, value=None, mask=None, is_causal=False, *, scale=None,
           keys_with="w_k", values_from="value", transpose_back=True, with_w_o=True):
     """(output, weights) of multi-head attention built on torch's SDPA, with one of the classic slips."""
-    key = query if key is None else key
-    value = key if value is None else value
+    if key is None:
+        key = query
+    if value is None:
+        value = key
     sources = {"value": value, "key": key, "query": query}
 
     def project(x, name):  # [B, T, d_model] -> [B, H, T, d_head]

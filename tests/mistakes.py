@@ -171,8 +171,7 @@ def as_pairs(weight_mistakes, v):
 
 def causal_mistakes(q, k, v):
     """(output, weights) of scaled_dot_product_attention(q, k, v, is_causal=True) built with a wrong mask."""
-    q_len, k_len = q.size(-2), k.size(-2)
-    ones = torch.ones(q_len, k_len, dtype=torch.bool)
+    ones = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool)
     mistakes = {
         "is_causal was ignored: block the keys j > i": reference.sdpa(q, k, v),
         "the causal mask is inverted (triu): it must ALLOW the past and the diagonal, tril()":
