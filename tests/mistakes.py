@@ -171,7 +171,8 @@ def as_pairs(weight_mistakes, v):
 
 def causal_mistakes(q, k, v):
     """(output, weights) of scaled_dot_product_attention(q, k, v, is_causal=True) built with a wrong mask."""
-    ones = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool)
+    rows, columns = q.size(-2), k.size(-2)
+    ones = torch.ones(rows, columns, dtype=torch.bool)
     mistakes = {
         "is_causal was ignored: block the keys j > i": reference.sdpa(q, k, v),
         "the causal mask is inverted (triu): it must ALLOW the past and the diagonal, tril()":
@@ -181,8 +182,8 @@ def causal_mistakes(q, k, v):
         "the causal mask is inverted: True = ALLOWED, so the future is blocked where tril() is False":
             reference.sdpa(q, k, v, mask=ones.triu(1)),
     }
-    if q_len != k_len:
+    if rows != columns:
         mistakes["the causal mask is bottom-right aligned (tril(Tk - Tq)); is_causal is top-left aligned, as "
                  "in torch: query i sees keys j <= i, torch.ones(Tq, Tk).tril()"] = (
-            reference.sdpa(q, k, v, mask=ones.tril(k_len - q_len)))
+            reference.sdpa(q, k, v, mask=ones.tril(columns - rows)))
     return mistakes
