@@ -1,80 +1,110 @@
-"""Grade a whole class: one sub-folder per student, in parallel, into a CSV gradebook and one JSON
-report per student. A broken submission costs its student only."""
+"""Grade a whole class: one sub-folder per student, in parallel (local processes, or a Dask cluster:
+grader.cluster), into a CSV gradebook and one JSON report per student. A broken submission costs its
+student only. Options join GitHub Classroom's roster (grader.lms) and flag similar code (grader.similarity)."""
 
 import csv
 import json
 import os
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader.grade import grade
+from grader.grade import find_impl, grade
 from grader.run import fingerprint, suite_paths
 from grader.sandbox import require
 from grader.tasks import TASKS
-
-
-class Progress:
-    def __init__(self, total, stream=sys.stderr):
-        self.total, self.done, self.stream, self.started = total, 0, stream, time.monotonic()
-
-    def step(self, label):
-        self.done += 1
-        width = 30
-        filled = int(width * self.done / max(self.total, 1))
-        elapsed = time.monotonic() - self.started
-        self.stream.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {elapsed:5.1f}s {label[:30]:<30}"
-        )
-        if self.done == self.total:
-            self.stream.write("\n")
-        self.stream.flush()
 
 
 def submissions(root):
     return sorted(path for path in Path(root).iterdir() if path.is_dir() and not path.name.startswith("."))
 
 
-def _grade_safely(folder, suite, timeout, tests_dir):
+def error_report(folder, suite, why):
+    """Every test unknown, no points: the report of a student the grader itself could not grade."""
+    return {"score": 0.0, "max_score": 0.0, "tasks": {}, "tests": [], "impl": str(folder), "suite": suite,
+            "flags": [f"grader error: {why}"], "execution_time": 0.0}
+
+
+def grade_folder(folder, suite, timeout, tests_dir=None):
     try:
         return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False)
     except Exception as error:  # one broken submission never stops the class
-        return {"score": 0.0, "max_score": 0.0, "tasks": {}, "tests": [], "impl": str(folder), "suite": suite,
-                "flags": [f"grader error: {type(error).__name__}: {error}"], "execution_time": 0.0}
+        return error_report(folder, suite, f"{type(error).__name__}: {error}")
 
 
 def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, timeout=600.0, tests_dir=None,
-              progress=True, no_sandbox=False):
-    """no_sandbox: grade even where grader.sandbox cannot isolate the students from each other."""
+              progress=True, no_sandbox=False, scheduler=None, cluster=None, roster=None, similarity=False):
+    """no_sandbox: grade even where grader.sandbox cannot isolate the students from each other.
+    scheduler / cluster: grade on Dask (an address, or "local:N") instead of `jobs` local processes.
+    roster: GitHub Classroom's roster CSV, joined into the gradebook. similarity: flag similar code."""
     require("batch", no_sandbox)
     folders = submissions(root)
-    os.environ["GRADER_SANDBOX_HIDE"] = str(Path(root).resolve())  # no worker reads a classmate's folder
-    try:
-        return _grade_all(folders, suite, jobs, output, reports_dir, timeout, tests_dir, progress)
-    finally:
-        os.environ.pop("GRADER_SANDBOX_HIDE", None)
-
-
-def _grade_all(folders, suite, jobs, output, reports_dir, timeout, tests_dir, progress):
     reports_dir = Path(reports_dir or Path(output).with_suffix("").as_posix() + "-reports")
     reports_dir.mkdir(parents=True, exist_ok=True)
+    reports = {}
+    with _progress(len(folders), progress) as bar:
+        def record(student, report):
+            reports[student] = report
+            bar.set_postfix_str(student[:30])
+            bar.update()
+
+        if scheduler or cluster:
+            _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox)
+        else:
+            _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record)
+    if similarity:
+        _flag_similar(folders, reports, output)
+    for student, report in reports.items():
+        (reports_dir / f"{student}.json").write_text(json.dumps(report, indent=2))
+    write_gradebook(reports, output)
+    if roster:
+        from grader import lms
+
+        lms.report(lms.add_roster(output, roster), sys.stderr)
+    return reports
+
+
+def _progress(total, enabled):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="student", file=sys.stderr, disable=not enabled, dynamic_ncols=True)
+
+
+def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
     _, suite_dir = suite_paths(suite, tests_dir)
     before = fingerprint(suite_dir)
-    bar = Progress(len(folders)) if progress else None
-    reports = {}
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(_grade_safely, folder, suite, timeout, tests_dir): folder for folder in folders}
-        for future in as_completed(futures):
-            folder = futures[future]
-            reports[folder.name] = future.result()
-            (reports_dir / f"{folder.name}.json").write_text(json.dumps(reports[folder.name], indent=2))
-            if bar:
-                bar.step(folder.name)
+    os.environ["GRADER_SANDBOX_HIDE"] = str(Path(root).resolve())  # no worker reads a classmate's folder
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir): folder for folder in folders}
+            for future in as_completed(futures):
+                record(futures[future].name, future.result())
+    finally:
+        os.environ.pop("GRADER_SANDBOX_HIDE", None)
     if fingerprint(suite_dir) != before:
         raise RuntimeError("the grading files changed during the batch: grades are not trustworthy, rerun it")
-    write_gradebook(reports, output)
-    return reports
+
+
+def _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox):
+    from grader.cluster import Job, connect, grade_on_cluster
+
+    jobs = []
+    for folder in folders:
+        impl = find_impl(folder)
+        jobs.append(Job(folder.name, impl.read_bytes() if impl is not None and impl.is_file() else None))
+    with connect(scheduler, cluster) as client:
+        grade_on_cluster(jobs, suite, timeout, client, record, no_sandbox)
+
+
+def _flag_similar(folders, reports, output):
+    from grader import similarity
+
+    files = {folder.name: impl for folder in folders if (impl := find_impl(folder)) is not None and impl.is_file()}
+    stem = Path(output).with_suffix("").as_posix()
+    pairs = similarity.compare(files, Path(stem + "-similarity.html"))
+    similarity.write_pairs(pairs, Path(stem + "-similarity.csv"))
+    for student, flags in similarity.flags(pairs).items():
+        reports[student]["flags"] = reports[student]["flags"] + flags
 
 
 def write_gradebook(reports, output):

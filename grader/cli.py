@@ -51,11 +51,25 @@ def cmd_batch(args):
     print(describe(), file=sys.stderr)
     try:
         reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
-                            no_sandbox=args.no_sandbox)
+                            no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
+                            roster=args.roster, similarity=args.similarity)
     except SandboxUnavailable as error:
         print(error, file=sys.stderr)
         return 2
     print(f"graded {len(reports)} submissions into {args.output}")
+    return 0
+
+
+def cmd_canvas_export(args):
+    from grader import lms
+
+    try:
+        unmatched = lms.canvas_export(args.gradebook, args.canvas, args.column, args.output)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
+    lms.report(unmatched, sys.stderr)
+    print(f"wrote {args.output}: import it in Canvas under Grades > Import")
     return 0
 
 
@@ -117,7 +131,20 @@ def build_parser():
     batch.add_argument("--timeout", type=float, default=600.0)
     batch.add_argument("--no-sandbox", action="store_true",
                        help="grade even where student code cannot be sandboxed (it then runs with your permissions)")
+    where = batch.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS", help="grade on the Dask scheduler at ADDRESS (tcp://host:8786)")
+    where.add_argument("--cluster", metavar="local:N", help="grade on a new Dask LocalCluster of N worker processes")
+    batch.add_argument("--roster", metavar="CSV", help="GitHub Classroom's roster export: adds each student's identifier")
+    batch.add_argument("--similarity", action="store_true",
+                       help="also write a copydetect similarity report and flag similar pairs (scores unchanged)")
     batch.set_defaults(run=cmd_batch)
+
+    canvas = commands.add_parser("canvas-export", help="a CSV for Canvas's gradebook import, from a batch gradebook")
+    canvas.add_argument("--gradebook", default="grades.csv", help="batch's CSV, made with --roster")
+    canvas.add_argument("--canvas", required=True, metavar="CSV", help="the gradebook you exported from Canvas")
+    canvas.add_argument("--column", required=True, help='the assignment column, as Canvas names it: "Lab 03 (4242)"')
+    canvas.add_argument("--output", default="canvas-import.csv")
+    canvas.set_defaults(run=cmd_canvas_export)
 
     release = commands.add_parser("release", help="build the student template repository in DEST")
     release.add_argument("dest")

@@ -1,0 +1,111 @@
+"""`batch` on a Dask cluster: each student is one task that any worker host may take.
+
+    python -m grader batch SUBMISSIONS --cluster local:2           a LocalCluster of 2 worker processes
+    python -m grader batch SUBMISSIONS --scheduler tcp://HOST:8786  a running scheduler (Slurm, Kubernetes, ...)
+
+A task carries the student's attention.py itself (bytes), so the hosts need this project installed
+and nothing shared: the task writes the file into a scratch folder there and runs the same grade as
+a local batch, sandbox included. Only the client writes the gradebook and the reports.
+
+- A worker that dies takes its task with it; the scheduler gives that student to another worker once
+  (`allowed-failures` = 1). A second death is that student's `grader error`, never a lost row.
+- Each task has its student's name as its key, so no student can be counted twice.
+- A task that finds the grading files changed on its host (a submission edited them) stops the
+  whole batch, as a local batch does.
+"""
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ALLOWED_FAILURES = 1
+
+
+class GradingFilesChanged(RuntimeError):
+    """A submission changed the grading files on a worker host: no grade of this batch is trusted."""
+
+
+@dataclass(frozen=True)
+class Job:
+    student: str
+    source: bytes | None  # None: the folder has no attention.py
+
+
+def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) -> tuple:
+    """Runs on a worker host: (student, report, whether the grading files changed meanwhile).
+    Each Dask worker process runs one task at a time (threads_per_worker=1)."""
+    from grader.batch import grade_folder
+    from grader.run import fingerprint, suite_paths
+    from grader.sandbox import require
+
+    require("batch on a Dask worker", no_sandbox)
+    _, tests_dir = suite_paths(suite)
+    before = fingerprint(tests_dir)
+    with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
+        folder = Path(scratch) / job.student
+        folder.mkdir()
+        if job.source is not None:
+            (folder / "attention.py").write_bytes(job.source)
+        os.environ["GRADER_SANDBOX_HIDE"] = scratch
+        try:
+            report = grade_folder(folder, suite, timeout)
+        finally:
+            os.environ.pop("GRADER_SANDBOX_HIDE", None)
+    report["impl"] = job.student  # the scratch path means nothing to the client
+    return job.student, report, fingerprint(tests_dir) != before
+
+
+def local_workers(cluster: str) -> int:
+    kind, _, count = cluster.partition(":")
+    if kind != "local" or not count.isdigit() or int(count) < 1:
+        raise ValueError(f"--cluster takes local:N with N >= 1 worker processes, got {cluster!r}")
+    return int(count)
+
+
+@contextlib.contextmanager
+def connect(scheduler: str | None, cluster: str | None):
+    """A dask.distributed Client on the scheduler at ADDRESS, or on a new LocalCluster("local:N"),
+    closed (with the LocalCluster) on exit."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+        if scheduler:
+            with Client(scheduler) as client:
+                yield client
+            return
+        workers = local_workers(cluster or "")
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as local:
+            with Client(local) as client:
+                yield client
+
+
+def grade_on_cluster(jobs: list, suite: str, timeout: float, client, on_result, no_sandbox=False,
+                     task=grade_job) -> None:
+    """Submit every job, then hand each (student, report) to on_result as it completes."""
+    from distributed import KilledWorker, as_completed
+
+    from grader.batch import error_report
+
+    futures = {
+        client.submit(task, job, suite, timeout, no_sandbox, key=f"grade-{job.student}", pure=False):
+            job.student
+        for job in jobs
+    }
+    try:
+        for future in as_completed(futures):
+            student = futures[future]
+            try:
+                _, report, changed = future.result()
+            except KilledWorker:
+                report = error_report(student, suite, "the grading host died twice while grading it")
+                changed = False
+            if changed:
+                raise GradingFilesChanged(
+                    f"the grading files changed on a worker host while {student} was graded: rerun the batch"
+                )
+            on_result(student, report)
+    finally:
+        client.cancel(list(futures))

@@ -1,0 +1,72 @@
+"""batch on Dask: a 2-worker LocalCluster writes the same gradebook as local processes, a dead worker's
+student is graded once more elsewhere, and a second death is that student's grader error."""
+
+import os
+import shutil
+
+import pytest
+
+from grader import REPO
+from grader.batch import run_batch
+from grader.cluster import Job, connect, grade_on_cluster, local_workers
+
+CLASS = {
+    "ada": REPO / "solutions" / "attention.py",
+    "bob": REPO / "assignment" / "attention.py",
+}
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    for student, source in CLASS.items():
+        (root / student).mkdir()
+        shutil.copy(source, root / student / "attention.py")
+    (root / "cy").mkdir()  # submitted nothing
+    (root / "dee").mkdir()
+    (root / "dee" / "attention.py").write_text("import os\nos._exit(3)\n")
+    return root
+
+
+def test_a_local_cluster_writes_the_local_batchs_gradebook_byte_for_byte(klass, tmp_path):
+    local = tmp_path / "local.csv"
+    on_dask = tmp_path / "dask.csv"
+    run_batch(klass, "public", jobs=2, output=local, progress=False)
+    run_batch(klass, "public", output=on_dask, cluster="local:2", progress=False)
+    assert on_dask.read_bytes() == local.read_bytes()
+    assert sorted(p.name for p in (tmp_path / "dask-reports").iterdir()) == ["ada.json", "bob.json", "cy.json",
+                                                                            "dee.json"]
+
+
+def test_a_student_whose_worker_dies_once_is_graded_once_more_and_twice_is_a_grader_error(tmp_path):
+    marker = tmp_path / "died-once"
+
+    def dies(job, suite, timeout, no_sandbox):
+        if job.student == "always" or not marker.exists():
+            marker.touch()
+            os._exit(1)
+        return job.student, {"score": 1.0, "flags": []}, False
+
+    results = {}
+    with connect(None, "local:2") as client:
+        grade_on_cluster([Job("once", b""), Job("always", b"")], "public", 10.0, client,
+                         lambda student, report: results.setdefault(student, []).append(report), task=dies)
+    assert results["once"] == [{"score": 1.0, "flags": []}]
+    assert len(results["always"]) == 1 and "died twice" in results["always"][0]["flags"][0]
+
+
+def test_a_task_that_saw_the_grading_files_change_stops_the_batch(tmp_path):
+    from grader.cluster import GradingFilesChanged
+
+    def tampered(job, suite, timeout, no_sandbox):
+        return job.student, {"score": 0.0, "flags": []}, True
+
+    with connect(None, "local:1") as client, pytest.raises(GradingFilesChanged, match="rerun"):
+        grade_on_cluster([Job("mallory", b"")], "public", 10.0, client, lambda *_: None, task=tampered)
+
+
+def test_cluster_takes_local_and_a_worker_count():
+    assert local_workers("local:3") == 3
+    for wrong in ("local", "local:0", "slurm:2", "local:x"):
+        with pytest.raises(ValueError, match="local:N"):
+            local_workers(wrong)
