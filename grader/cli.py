@@ -109,7 +109,8 @@ def build_parser():
     grade = commands.add_parser("grade", help="grade one attention.py")
     grade.add_argument("--impl", default=str(REPO / "assignment"), help="folder (or file) with attention.py")
     grade.add_argument("--suite", choices=("public", "hidden", "all"), default="public")
-    grade.add_argument("--format", choices=("summary", "json", "gradescope", "classroom"), default="summary")
+    grade.add_argument("--format", choices=("summary", "json", "gradescope", "classroom", "pytest-json"),
+                       default="summary")
     grade.add_argument("--output", help="write the report here instead of stdout")
     grade.add_argument("--verbose", action="store_true", help="summary: every failure, not the first per task")
     grade.add_argument("--show-output", action="store_true",

@@ -196,3 +196,20 @@ def pytest_runtest_protocol(item, nextitem):
         "flags": list(getattr(submission, "flags", None) or []),
         "output": _printed_since(submission, log_offset) if submission is not None else "",
     })
+
+
+# -- pytest-json-report: its per-test records, with our task and points as metadata, travel signed ---
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_json_runtest_metadata(item, call):
+    if call.when != "call":
+        return {}
+    meta = test_meta(item)
+    return {"task": meta["task"], "points": meta["points"], "suite": meta["suite"]}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_json_modifyreport(json_report):
+    reporter = _STATE.get("reporter")
+    if reporter is not None:
+        reporter.send({"kind": "pytest-json", "report": json_report})

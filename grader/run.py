@@ -39,6 +39,7 @@ class RawRun:
     log: str = ""
     elapsed: float = 0.0
     timed_out: bool = False
+    pytest_json: dict = None  # pytest-json-report's report of the run, signed like the results
 
 
 def suite_paths(suite, tests_dir=None):
@@ -55,6 +56,11 @@ def fingerprint(tests_dir):
             digest.update(str(path).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+# pytest-json-report sends its report through plugin.pytest_json_modifyreport; no file is written.
+JSON_REPORT = ("--json-report", "--json-report-file=none",
+               "--json-report-omit", "collectors", "log", "streams", "warnings", "keywords")
 
 
 def _pytest_command(paths, impl, extra):
@@ -106,6 +112,8 @@ def collect(run, process, report_fd, key, deadline):
                 run.manifest = record["tests"]
             elif record["kind"] == "result":
                 run.results.setdefault(record["id"], record)
+            elif record["kind"] == "pytest-json" and run.pytest_json is None:
+                run.pytest_json = record["report"]
     stream.close()
     if unsigned:
         run.flags.append(f"tampering: {unsigned} unsigned line(s) were written to the grader's report channel")
@@ -153,7 +161,8 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
     before = fingerprint(tests_dir)
     started = time.monotonic()
     log = tempfile.TemporaryFile()
-    process, report_read, key = _start_pytest(tests_dir, names, impl, stdout=log, pass_fds=worker_fds, env=worker_env)
+    process, report_read, key = _start_pytest(tests_dir, names, impl, JSON_REPORT, stdout=log, pass_fds=worker_fds,
+                                              env=worker_env)
     if worker:
         worker_sock.close()
     collect(run, process, report_read, key, started + timeout)

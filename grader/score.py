@@ -33,6 +33,17 @@ def _round(value):
     return round(value + 0.0, 2)
 
 
+def clean_all(value):
+    """clean() on every string of a JSON-like value."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean(str(key)): clean_all(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [clean_all(item) for item in value]
+    return value
+
+
 def build_report(run):
     tests = []
     for meta in run.manifest:
@@ -83,6 +94,8 @@ def build_report(run):
         "impl": clean(run.impl),
         "execution_time": round(run.elapsed, 2),
     }
+    if run.pytest_json is not None:
+        report["pytest_json"] = clean_all(run.pytest_json)
     if bonus:
         report["bonus_score"] = _round(sum(task["score"] for task in bonus))
         report["bonus_max_score"] = _round(sum(task["max_score"] for task in bonus))

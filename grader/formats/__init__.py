@@ -2,11 +2,12 @@
 
 import json
 
-from grader.formats import classroom, gradescope, summary
+from grader.formats import classroom, gradescope, pytest_json, summary
 
 
 def render_json(report, **_):
-    return json.dumps(report, indent=2)
+    """Our report; pytest-json-report's own is the pytest-json format."""
+    return json.dumps({key: value for key, value in report.items() if key != "pytest_json"}, indent=2)
 
 
 RENDERERS = {
@@ -14,4 +15,5 @@ RENDERERS = {
     "json": render_json,
     "gradescope": gradescope.render,
     "classroom": classroom.render,
+    "pytest-json": pytest_json.render,
 }
