@@ -15,7 +15,6 @@ The resource limits (LIMITS) apply at every level on Linux; the cgroup where one
 """
 
 import ctypes
-import fcntl
 import json
 import os
 import shutil
@@ -148,6 +147,8 @@ class Slot:
         self.lock = None
         self.uid = None
         self.cgroups = []
+        import fcntl  # POSIX only; slots exist only where the sandbox does
+
         lock_dir = Path(tempfile.gettempdir()) / f"grader-sandbox-{os.geteuid()}"
         lock_dir.mkdir(mode=0o700, exist_ok=True)
         info = lock_dir.lstat()

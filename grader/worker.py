@@ -9,7 +9,6 @@ Whatever the student's code does here, the test process only ever sees decoded p
 import contextlib
 import importlib.util
 import os
-import resource
 import sys
 import traceback
 from multiprocessing.connection import Connection
@@ -199,7 +198,9 @@ class Worker:
 
 
 def limit_memory():
-    """Cap the worker's address space so that a memory bomb fails here, not on the machine."""
+    """Cap the worker's address space so that a memory bomb fails here, not on the machine (Linux)."""
+    import resource
+
     budget = int(os.environ.get("GRADER_WORKER_MEMORY_MB", "3072")) * 1024 * 1024
     with open("/proc/self/statm") as statm:
         current = int(statm.read().split()[0]) * resource.getpagesize()
