@@ -9,11 +9,11 @@ import jsonschema
 import pytest
 
 from grader.batch import run_batch
+from grader import REPO
 from grader.formats import RENDERERS
 from tests.tooling.misbehaving import SUBMISSIONS
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "shared/formats/gradescope-results.schema.json").read_text()) \
-    if (Path(__file__).resolve().parents[3] / "shared/formats/gradescope-results.schema.json").exists() else None
+SCHEMA = json.loads((REPO / "tests/schemas/gradescope-results.schema.json").read_text())
 IMPORT_FAILURES = ("sys_exit_at_import", "os_exit_at_import", "syntax_error", "name_error_at_import")
 CRASHES_IN_SDPA = ("segfault_in_sdpa", "os_exit_in_sdpa", "hang_in_sdpa", "memory_bomb_in_sdpa",
                    "calls_torch_sdpa", "calls_aten_sdpa_without_torch_function")
@@ -105,8 +105,7 @@ def test_every_format_renders_a_valid_report(graded, name):
     assert RENDERERS["summary"](report).strip()
     assert json.loads(RENDERERS["json"](report))["max_score"] == report["max_score"]
     results = json.loads(RENDERERS["gradescope"](report))
-    if SCHEMA is not None:
-        jsonschema.validate(results, SCHEMA)
+    jsonschema.validate(results, SCHEMA)
     assert results["score"] == report["score"] + report.get("bonus_score", 0)
     classroom_text = RENDERERS["classroom"](report)
     assert len(classroom_text) < 98_000

@@ -13,7 +13,7 @@ from grader import REPO, gradescope
 from grader.stubs import SOLUTION_FILE, STUB_FILE
 from grader.tasks import TASKS
 
-SCHEMA_FILE = REPO.parent / "shared/formats/gradescope-results.schema.json"
+SCHEMA_FILE = REPO / "tests/schemas/gradescope-results.schema.json"  # Gradescope's results.json contract
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +34,7 @@ def run_autograder(bundle, tmp_path, submission_files, **env_vars):
     subprocess.run(["bash", str(root / "source/run_autograder")], cwd=root, env=env, check=True,
                    capture_output=True, timeout=600)
     results = json.loads((root / "results/results.json").read_text())
-    if SCHEMA_FILE.exists():
-        jsonschema.validate(results, json.loads(SCHEMA_FILE.read_text()))
+    jsonschema.validate(results, json.loads(SCHEMA_FILE.read_text()))
     return results
 
 
