@@ -43,7 +43,7 @@ JOBS ?= 2
 check: tooling reference-full-marks stubs-zero mutants notebook
 
 stubs: $(PY)
-	$(PY) -m grader stubs
+	$(PY) -m instructor stubs
 
 tooling: $(PY)
 	$(PY) -m pytest tests/tooling -q -p no:cacheprovider
@@ -56,22 +56,22 @@ stubs-zero: $(PY)
 
 # make mutants ONLY="zeros scores_missing_scale" grades only those mutants and degenerates (no floors)
 mutants: $(PY)
-	$(PY) -m grader.mutants --suite both --jobs $(JOBS) $(if $(ONLY),--only $(ONLY))
+	$(PY) -m instructor mutants --suite both --jobs $(JOBS) $(if $(ONLY),--only $(ONLY))
 
 notebook: $(PY)
-	$(PY) -m grader.notebook run --impl solutions
+	$(PY) -m instructor notebook run --impl solutions
 
 figures: $(PY)
-	$(PY) -m grader.figures --impl solutions --out docs/figures
+	$(PY) -m instructor figures --impl solutions --out docs/figures
 
 bench: $(PY)
-	$(PY) -m grader.bench
+	$(PY) -m instructor bench
 
 student: $(PY)
-	$(PY) -m grader release dist/student $(if $(GITHUB_REPO),--github $(GITHUB_REPO))
+	$(PY) -m instructor release dist/student $(if $(GITHUB_REPO),--github $(GITHUB_REPO))
 
 gradescope: $(PY)
-	$(PY) -m grader gradescope dist/gradescope
+	$(PY) -m instructor gradescope dist/gradescope
 
 bench-grade: $(PY)
-	$(PY) -m grader.bench_grade
+	$(PY) -m instructor bench-grade

@@ -1,5 +1,1 @@
-"""Grading and instructor tooling for lab 03, "Attention from Scratch" (run as `python -m grader`)."""
-
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parent.parent
+"""The grading runtime of lab 03, "Attention from Scratch": what ships to students and Gradescope (`python -m grader`)."""

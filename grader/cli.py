@@ -1,25 +1,17 @@
-"""`python -m grader COMMAND`: a thin layer over the modules that do the work."""
+"""`python -m grader COMMAND`: grade one submission, here or on Gradescope (instructors' tools: `python -m instructor`)."""
 
 import argparse
 import sys
 from pathlib import Path
 
-from grader import REPO
-
-
-def cmd_stubs(args):
-    from grader.stubs import write_stubs
-
-    print(f"wrote {write_stubs()}")
-    return 0
+from grader.paths import ASSIGNMENT, SUITE_CHOICES
 
 
 def cmd_grade(args):
     from grader.formats import RENDERERS
     from grader.grade import grade
     from grader.run import GraderError
-
-    from grader.sandbox import describe
+    from grader.sandbox.isolation import describe
 
     print(describe(), file=sys.stderr)
     try:
@@ -44,52 +36,9 @@ def cmd_grade(args):
     return 0 if full else 1
 
 
-def cmd_batch(args):
-    from grader.batch import run_batch
-    from grader.sandbox import SandboxUnavailable, describe
-
-    print(describe(), file=sys.stderr)
-    try:
-        reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
-                            no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
-                            roster=args.roster, similarity=args.similarity)
-    except SandboxUnavailable as error:
-        print(error, file=sys.stderr)
-        return 2
-    print(f"graded {len(reports)} submissions into {args.output}")
-    return 0
-
-
-def cmd_canvas_export(args):
-    from grader import lms
-
-    try:
-        unmatched = lms.canvas_export(args.gradebook, args.canvas, args.column, args.output)
-    except ValueError as error:
-        print(error, file=sys.stderr)
-        return 2
-    lms.report(unmatched, sys.stderr)
-    print(f"wrote {args.output}: import it in Canvas under Grades > Import")
-    return 0
-
-
-def cmd_release(args):
-    from grader.release import release
-
-    print(f"student template written to {release(args.dest, git=not args.no_git, github=args.github)}")
-    return 0
-
-
-def cmd_gradescope(args):
-    from grader.gradescope import build
-
-    print(f"wrote {build(args.dest)}")
-    return 0
-
-
 def cmd_gradescope_run(args):
     from grader.gradescope import run
-    from grader.sandbox import SandboxUnavailable, describe, require
+    from grader.sandbox.isolation import SandboxUnavailable, describe, require
 
     print(describe())
     try:
@@ -104,11 +53,10 @@ def cmd_gradescope_run(args):
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("stubs", help="regenerate assignment/attention.py from solutions/").set_defaults(run=cmd_stubs)
 
     grade = commands.add_parser("grade", help="grade one attention.py")
-    grade.add_argument("--impl", default=str(REPO / "assignment"), help="folder (or file) with attention.py")
-    grade.add_argument("--suite", choices=("public", "hidden", "all"), default="public")
+    grade.add_argument("--impl", default=str(ASSIGNMENT), help="folder (or file) with attention.py")
+    grade.add_argument("--suite", choices=SUITE_CHOICES, default="public")
     grade.add_argument("--format", choices=("summary", "json", "gradescope", "classroom", "pytest-json"),
                        default="summary")
     grade.add_argument("--output", help="write the report here instead of stdout")
@@ -123,40 +71,6 @@ def build_parser():
     grade.add_argument("--expect", choices=("full", "zero"), default="full",
                        help="exit 0 only for full marks (default) or only for zero points (the stubs)")
     grade.set_defaults(run=cmd_grade)
-
-    batch = commands.add_parser("batch", help="grade every sub-folder of SUBMISSIONS (one per student)")
-    batch.add_argument("submissions")
-    batch.add_argument("--suite", choices=("public", "hidden", "all"), default="all")
-    batch.add_argument("--jobs", type=int, default=2)
-    batch.add_argument("--output", default="grades.csv")
-    batch.add_argument("--timeout", type=float, default=600.0)
-    batch.add_argument("--no-sandbox", action="store_true",
-                       help="grade even where student code cannot be sandboxed (it then runs with your permissions)")
-    where = batch.add_mutually_exclusive_group()
-    where.add_argument("--scheduler", metavar="ADDRESS", help="grade on the Dask scheduler at ADDRESS (tcp://host:8786)")
-    where.add_argument("--cluster", metavar="local:N", help="grade on a new Dask LocalCluster of N worker processes")
-    batch.add_argument("--roster", metavar="CSV", help="GitHub Classroom's roster export: adds each student's identifier")
-    batch.add_argument("--similarity", action="store_true",
-                       help="also write a copydetect similarity report and flag similar pairs (scores unchanged)")
-    batch.set_defaults(run=cmd_batch)
-
-    canvas = commands.add_parser("canvas-export", help="a CSV for Canvas's gradebook import, from a batch gradebook")
-    canvas.add_argument("--gradebook", default="grades.csv", help="batch's CSV, made with --roster")
-    canvas.add_argument("--canvas", required=True, metavar="CSV", help="the gradebook you exported from Canvas")
-    canvas.add_argument("--column", required=True, help='the assignment column, as Canvas names it: "Lab 03 (4242)"')
-    canvas.add_argument("--output", default="canvas-import.csv")
-    canvas.set_defaults(run=cmd_canvas_export)
-
-    release = commands.add_parser("release", help="build the student template repository in DEST")
-    release.add_argument("dest")
-    release.add_argument("--no-git", action="store_true", help="do not make it a one-commit git repository")
-    release.add_argument("--github", default="COURSE/lab03-template", metavar="OWNER/NAME",
-                         help="the template's GitHub repository, for the Open in Colab links")
-    release.set_defaults(run=cmd_release)
-
-    bundle = commands.add_parser("gradescope", help="build DEST/autograder.zip for Gradescope")
-    bundle.add_argument("dest")
-    bundle.set_defaults(run=cmd_gradescope)
 
     on_gradescope = commands.add_parser("gradescope-run", help="(run_autograder) grade ROOT/submission")
     on_gradescope.add_argument("--root", default="/autograder")

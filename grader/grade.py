@@ -2,29 +2,17 @@
 
 from pathlib import Path
 
-from grader import REPO
+from grader.paths import ASSIGNMENT, IMPL_NAME, find_impl
 from grader.run import RawRun, collect_manifest, run_pytest, suite_paths
 from grader.score import build_report
 
 
-def find_impl(path):
-    """The attention.py in path (a file, or the shallowest one under a folder), or None."""
-    path = Path(path)
-    if path.is_file():
-        return path
-    if (path / "attention.py").is_file():
-        return path / "attention.py"
-    found = sorted(path.rglob("attention.py"), key=lambda p: (len(p.parts), str(p))) if path.is_dir() else []
-    found = [p for p in found if ".venv" not in p.parts and "site-packages" not in p.parts]
-    return found[0] if found else None
-
-
-def missing_report(path, suite, tests_dir=None, message=None, flag="missing: no attention.py in the submission"):
+def missing_report(path, suite, tests_dir=None, message=None, flag=f"missing: no {IMPL_NAME} in the submission"):
     """Every test failed, with a message saying where we looked: a valid report without running anything."""
     names, tests_dir = suite_paths(suite, tests_dir)
     run = RawRun(impl=str(path), suites=names)
     run.manifest = collect_manifest(tests_dir, names, path)
-    message = message or f"no attention.py found in {path}: submit the file named exactly attention.py"
+    message = message or f"no {IMPL_NAME} found in {path}: submit the file named exactly {IMPL_NAME}"
     run.results = {
         meta["id"]: {"id": meta["id"], "status": "error", "message": message, "flags": []}
         for meta in run.manifest
@@ -45,12 +33,12 @@ def outside_reason(path, impl):
     return None
 
 
-def grade(path=REPO / "assignment", suite="public", timeout=600.0, tests_dir=None, prespawn=True):
+def grade(path=ASSIGNMENT, suite="public", timeout=600.0, tests_dir=None, prespawn=True):
     impl = find_impl(path)
     if impl is None:
         return missing_report(path, suite, tests_dir)
     reason = outside_reason(path, impl)
     if reason:
-        message = f"{reason}: submit attention.py itself, not a link to another file"
+        message = f"{reason}: submit {IMPL_NAME} itself, not a link to another file"
         return missing_report(path, suite, tests_dir, message, f"refused: {reason}")
     return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, prespawn=prespawn))

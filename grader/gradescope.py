@@ -1,44 +1,17 @@
-"""Gradescope: build autograder.zip, and the entry point its run_autograder calls."""
+"""Gradescope's entry point: run_autograder calls `python -m grader gradescope-run`, which grades
+/autograder/submission into /autograder/results/results.json, always, within the time limit."""
 
 import json
 import os
 import threading
-import zipfile
 from pathlib import Path
 
-from grader import REPO
-from grader.release import GRADER_MODULES, SHIPPED
+from grader.paths import Env
 
-PLATFORM = REPO / "grader" / "platform"
-SOURCES = tuple(path for path in SHIPPED if not path.startswith(("assignment/", "docs/", ".gitignore"))) + ("tests/hidden",)
-EXECUTABLE = 0o100755 << 16
 # Gradescope stops a run after 10 minutes by default and then shows no results at all: the tests get
 # this much, and a watchdog writes results.json itself if the grader is still busy WATCHDOG_MARGIN later.
 BUDGET_SECONDS = 480.0
 WATCHDOG_MARGIN = 60.0
-
-
-def _files(relative):
-    path = REPO / relative
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    return [path] if path.exists() else []
-
-
-def build(dest):
-    """Write dest/autograder.zip: setup.sh and run_autograder at its root, beside the grader and suites."""
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    archive = dest / "autograder.zip"
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
-        for script in ("setup.sh", "run_autograder"):
-            info = zipfile.ZipInfo(script)
-            info.external_attr = EXECUTABLE
-            bundle.writestr(info, (PLATFORM / script).read_text())
-        for relative in SOURCES + tuple(f"grader/{module}" for module in GRADER_MODULES) + ("grader/gradescope.py", "grader/release.py", "grader/stubs.py"):
-            for path in _files(relative):
-                bundle.write(path, path.relative_to(REPO).as_posix())
-    return archive
 
 
 def _failure_results(message):
@@ -65,7 +38,7 @@ def run(root, hidden_visibility="after_published", budget=None):
     root = Path(root)
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
-    budget = budget or float(os.environ.get("GRADER_RUN_BUDGET", BUDGET_SECONDS))
+    budget = budget or float(os.environ.get(Env.RUN_BUDGET, BUDGET_SECONDS))
     watchdog = threading.Timer(budget + WATCHDOG_MARGIN, _out_of_time, (results, budget))
     watchdog.daemon = True
     watchdog.start()

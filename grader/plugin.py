@@ -12,28 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from grader import REPO
-from grader.proxy import RaisedInSubmission, Submission, SubmissionError
+from grader.paths import ASSIGNMENT, REPO, SUITES, Env, find_impl
+from grader.sandbox.proxy import RaisedInSubmission, Submission, SubmissionError
 from grader.signing import Reporter
 from grader.tasks import BY_ID
 
-DEFAULT_IMPL = REPO / "assignment"
 _STATE = {}
 
 
 def resolve_impl(impl):
-    path = Path(impl or DEFAULT_IMPL)
-    if not path.is_absolute():
-        path = Path.cwd() / path
-    if path.is_dir():
-        path = path / "attention.py"
-    return path
+    path = Path(impl or ASSIGNMENT).absolute()
+    return find_impl(path) or path
 
 
 def pytest_addoption(parser):
     parser.addoption(
         "--impl",
-        default=os.environ.get("GRADER_IMPL"),
+        default=os.environ.get(Env.IMPL),
         help="folder (or file) holding the attention.py to test; default assignment/",
     )
 
@@ -41,16 +36,16 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "points(n): points this test is worth")
     config.addinivalue_line("markers", "task(id): the graded task this test belongs to")
-    if "GRADER_REPORT_FD" in os.environ:
+    if Env.REPORT_FD in os.environ:
         _STATE["reporter"] = Reporter(
-            int(os.environ.pop("GRADER_REPORT_FD")), int(os.environ.pop("GRADER_KEY_FD"))
+            int(os.environ.pop(Env.REPORT_FD)), int(os.environ.pop(Env.KEY_FD))
         )
     impl = resolve_impl(config.getoption("--impl"))
     _STATE["impl"] = impl
-    if impl.is_file() and not os.environ.get("GRADER_COLLECT_ONLY"):
+    if impl.is_file() and not os.environ.get(Env.COLLECT_ONLY):
         submission = Submission(impl)
-        if "GRADER_WORKER_FD" in os.environ:  # the grader started it before pytest: torch imports overlap
-            submission.adopt(int(os.environ.pop("GRADER_WORKER_FD")), int(os.environ.pop("GRADER_WORKER_PID")))
+        if Env.WORKER_FD in os.environ:  # the grader started it before pytest: torch imports overlap
+            submission.adopt(int(os.environ.pop(Env.WORKER_FD)), int(os.environ.pop(Env.WORKER_PID)))
         elif "reporter" in _STATE:  # a graded run: let the worker import torch while pytest collects
             submission.start()
         _STATE["submission"] = submission  # in a plain pytest run, the first test that needs it starts it
@@ -78,11 +73,10 @@ def test_meta(item):
     }
 
 
-GRADED_SUITES = ("public", "hidden")
 
 
 def pytest_collection_modifyitems(session, config, items):
-    graded = [meta for meta in map(test_meta, items) if meta["suite"] in GRADED_SUITES]
+    graded = [meta for meta in map(test_meta, items) if meta["suite"] in SUITES]
     for meta in graded:
         if meta["task"] not in BY_ID:
             raise pytest.UsageError(f"{meta['id']} needs @pytest.mark.task with one of {sorted(BY_ID)}")
@@ -95,7 +89,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.fixture(scope="session")
 def submission():
-    """The student's attention.py, running in a worker process (see grader.proxy)."""
+    """The student's attention.py, running in a worker process (see grader.sandbox.proxy)."""
     if "submission" not in _STATE:
         impl = _STATE["impl"]
         pytest.fail(

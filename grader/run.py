@@ -17,12 +17,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import REPO
-from grader.sandbox import make_undumpable, read_tail
+from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, suite_names
+from grader.sandbox.isolation import make_undumpable, read_tail
 from grader.signing import verify
-from grader.spawn import spawn_worker
+from grader.sandbox.spawn import spawn_worker
 
-SUITES = ("public", "hidden")
 
 
 class GraderError(RuntimeError):
@@ -43,15 +42,15 @@ class RawRun:
 
 
 def suite_paths(suite, tests_dir=None):
-    tests_dir = Path(tests_dir or REPO / "tests")
-    names = SUITES if suite == "all" else (suite,)
+    tests_dir = Path(tests_dir or TESTS)
+    names = suite_names(suite)
     return tuple(name for name in names if (tests_dir / name).is_dir()), tests_dir
 
 
 def fingerprint(tests_dir):
     """Hash of every grading file, to notice a submission that edits them while it runs."""
     digest = hashlib.sha256()
-    for root in (Path(tests_dir), REPO / "grader"):
+    for root in (Path(tests_dir), GRADER):
         for path in sorted(root.rglob("*.py")):
             digest.update(str(path).encode())
             digest.update(path.read_bytes())
@@ -67,12 +66,12 @@ def _pytest_command(paths, impl, extra):
     return [
         sys.executable, "-m", "pytest", *paths, "--impl", str(impl),
         "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
-        "--rootdir", str(REPO), "-p", "grader.sandbox", *extra,
+        "--rootdir", str(REPO), "-p", "grader.sandbox.isolation", *extra,
     ]
 
 
 def _child_env(extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRADER_KEY", "GRADER_REPORT", "PYTEST_"))}
+    env = scrubbed(os.environ, NOT_FOR_PYTEST)
     # One OpenMP thread: the suites' tensors are small, and with several gradings at once (batch) idle
     # OpenMP threads spin on the shared cores (measured: 6 students with --jobs 2 took 41 s and 62
     # CPU-seconds with torch's default threads, 21 s and 22 CPU-seconds with one).
@@ -133,7 +132,7 @@ def _start_pytest(tests_dir, names, impl, extra_args=(), stdout=subprocess.DEVNU
         _pytest_command([str(Path(tests_dir) / name) for name in names], impl, list(extra_args)),
         pass_fds=(key_read, report_write, *pass_fds), stdin=subprocess.DEVNULL, stdout=stdout,
         stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
-        env=_child_env({"GRADER_KEY_FD": str(key_read), "GRADER_REPORT_FD": str(report_write), **(env or {})}),
+        env=_child_env({Env.KEY_FD: str(key_read), Env.REPORT_FD: str(report_write), **(env or {})}),
     )
     os.close(key_read)
     os.close(report_write)
@@ -155,11 +154,11 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
     run = RawRun(impl=str(impl), suites=names)
     worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
     worker = None
-    worker_env = {"GRADER_WORKER_LOG": worker_log.name}
+    worker_env = {Env.WORKER_LOG: worker_log.name}
     worker_fds = ()
     if prespawn:
         worker, worker_sock = spawn_worker(impl, worker_log, new_session=True)
-        worker_env.update(GRADER_WORKER_FD=str(worker_sock.fileno()), GRADER_WORKER_PID=str(worker.pid))
+        worker_env.update({Env.WORKER_FD: str(worker_sock.fileno()), Env.WORKER_PID: str(worker.pid)})
         worker_fds = (worker_sock.fileno(),)
     before = fingerprint(tests_dir)
     started = time.monotonic()
@@ -195,7 +194,7 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
 def collect_manifest(tests_dir, names, impl):
     """The suite's tests and points from a collect-only run that starts no worker."""
     process, report_read, key = _start_pytest(tests_dir, names, impl, ["--collect-only"],
-                                              env={"GRADER_COLLECT_ONLY": "1"})
+                                              env={Env.COLLECT_ONLY: "1"})
     probe = RawRun(impl="", suites=tuple(names))
     collect(probe, process, report_read, key, time.monotonic() + 120)
     _kill_group(process)

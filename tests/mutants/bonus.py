@@ -1,7 +1,7 @@
 """Realistic bugs in the two bonus tasks (`tiled`, `kv_cache`), in the record format of catalogue.py.
 
 Each mutant edits the bonus section at the end of solutions/attention.py; it must lose points in its
-bonus task under the hidden suite (and the public suite too when `public` is True). grader.mutants
+bonus task under the hidden suite (and the public suite too when `public` is True). instructor.mutants
 grades them like the core mutants once BONUS is appended to the catalogue it reads.
 """
 

@@ -1,12 +1,12 @@
 """Realistic student bugs, written as small edits of the reference solution.
 
 Each mutant is the reference solutions/attention.py with a few exact text replacements applied.
-`python -m grader.mutants` (make mutants) grades every mutant and checks that its `task` loses points
+`python -m instructor.mutants` (make mutants) grades every mutant and checks that its `task` loses points
 under the hidden suite, and under the public suite too when `public` is True (the most common
 mistakes, which students should be able to see before they submit). Mutants marked `exclusive` must
 lose points in their own task ONLY (a loop is slow, not wrong: only `efficiency` may notice it).
 
-Every `old` text must occur exactly once in the reference: when the reference changes, grader.mutants
+Every `old` text must occur exactly once in the reference: when the reference changes, instructor.mutants
 stops with the mutant's name instead of silently testing the unchanged reference.
 """
 

@@ -2,7 +2,7 @@
 
 Each degenerate gives every public function and method of the stubs (assignment/attention.py, with
 their signatures) a body that does not do the task: right-shaped zeros, ones, a uniform average,
-`return None`, or the inputs handed back unchanged. `python -m grader.mutants` grades them: a test
+`return None`, or the inputs handed back unchanged. `python -m instructor.mutants` grades them: a test
 that awards one a point outside its `allowed` tasks is a defect, and so is any "Likely cause" line
 it gets (nothing is wrong in a known way when nothing is done).
 

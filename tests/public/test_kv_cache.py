@@ -4,7 +4,7 @@ decode_step(mha, x_t [B, 1, d_model], cache) -> output [B, 1, d_model]."""
 import pytest
 import torch
 
-from grader.guard import multiply_adds
+from grader.sandbox.guard import multiply_adds
 from tests import inputs, mha_support, reference
 from tests.feedback import assert_close, call, check_tensor, fail
 

@@ -1,6 +1,6 @@
 """Submissions that misbehave, built from the reference by inserting code at a named place."""
 
-from grader.stubs import SOLUTION_FILE, STUB_FILE
+from instructor.stubs import SOLUTION_FILE, STUB_FILE
 
 REFERENCE = SOLUTION_FILE.read_text()
 STUBS = STUB_FILE.read_text()

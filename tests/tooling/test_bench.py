@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from grader import bench
+from instructor import bench
 from tests import reference
 
 SHAPE = (2, 3, 16, 8)  # B, H, T, d

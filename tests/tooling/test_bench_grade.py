@@ -1,6 +1,6 @@
 """make bench-grade writes its own section of docs/benchmarks.md and leaves the rest as it was."""
 
-from grader.bench_grade import BEGIN, END, Case, Sample, marked_section, table, write_section
+from instructor.bench_grade import BEGIN, END, Case, Sample, marked_section, table, write_section
 
 
 def test_the_section_is_appended_then_replaced_in_place(tmp_path):

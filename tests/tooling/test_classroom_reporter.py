@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import REPO
+from grader.paths import REPO
 from grader.formats import RENDERERS
 from grader.grade import grade
-from grader.mutants import apply, catalogue
+from instructor.mutants import apply, catalogue
 from tests.tooling.misbehaving import REFERENCE, STUBS, at_import
 
 REPORTER_DIR = Path(os.environ.get("CLASSROOM_REPORTER_DIR",

@@ -10,9 +10,9 @@ import subprocess
 import pytest
 import yaml
 
-from grader import REPO
+from grader.paths import REPO
 
-WORKFLOW = REPO / "grader/platform/classroom.yml"
+WORKFLOW = REPO / "instructor/platform/classroom.yml"
 
 
 @pytest.fixture(scope="module")

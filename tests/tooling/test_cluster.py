@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from grader import REPO
-from grader.batch import run_batch
-from grader.cluster import Job, connect, grade_on_cluster, local_workers
+from grader.paths import REPO
+from instructor.batch import run_batch
+from instructor.cluster import Job, connect, grade_on_cluster, local_workers
 
 CLASS = {
     "ada": REPO / "solutions" / "attention.py",
@@ -56,7 +56,7 @@ def test_a_student_whose_worker_dies_once_is_graded_once_more_and_twice_is_a_gra
 
 
 def test_a_task_that_saw_the_grading_files_change_stops_the_batch(tmp_path):
-    from grader.cluster import GradingFilesChanged
+    from instructor.cluster import GradingFilesChanged
 
     def tampered(job, suite, timeout, no_sandbox):
         return job.student, {"score": 0.0, "flags": []}, True

@@ -1,9 +1,11 @@
-"""The heatmaps in docs/figures/ are drawn by grader/figures.py from the reference."""
+"""The heatmaps in docs/figures/ are drawn by instructor/figures.py from the reference."""
 
 import pytest
 import torch
 
-from grader import REPO, figures
+from grader.paths import REPO
+
+from instructor import figures
 
 NAMES = ("attention_masks.png", "multi_head_weights.png")
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from grader import REPO
+from grader.paths import REPO
 from grader.cli import build_parser
 from grader.formats import RENDERERS
 from grader.grade import grade

@@ -8,8 +8,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader.batch import run_batch
-from grader import REPO
+from instructor.batch import run_batch
+from grader.paths import REPO
 from grader.formats import RENDERERS
 from tests.tooling.misbehaving import SUBMISSIONS
 

@@ -9,8 +9,9 @@ import zipfile
 import jsonschema
 import pytest
 
-from grader import REPO, gradescope
-from grader.stubs import SOLUTION_FILE, STUB_FILE
+from grader.paths import REPO
+from instructor import gradescope
+from instructor.stubs import SOLUTION_FILE, STUB_FILE
 from grader.tasks import TASKS
 
 SCHEMA_FILE = REPO / "tests/schemas/gradescope-results.schema.json"  # Gradescope's results.json contract
@@ -48,7 +49,7 @@ def test_scripts_sit_at_the_zip_root_and_are_executable(bundle):
 
 
 def test_setup_installs_cpu_torch():
-    setup = (REPO / "grader/platform/setup.sh").read_text()
+    setup = (REPO / "instructor/platform/setup.sh").read_text()
     assert "download.pytorch.org/whl/cpu" in setup and "torch==2.13.0" in setup
 
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from grader import REPO
+from grader.paths import REPO
 
 PAGES = sorted(path for path in [REPO / "README.md", *(REPO / "docs").glob("*.md")] if path.is_file())
 CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)

@@ -4,7 +4,7 @@ import csv
 
 import pytest
 
-from grader import lms
+from instructor import lms
 
 GRADEBOOK = [
     ["student", "scores", "total", "max_score", "flags"],

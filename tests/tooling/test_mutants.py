@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from grader import mutants
+from instructor import cli as instructor_cli
+from instructor import mutants
 from grader.tasks import TASKS
 from tests.mutants.bonus import BONUS
 from tests.mutants.catalogue import CATALOGUE, Mutant
@@ -229,23 +230,23 @@ def named_bug():
 
 def test_main_exit_code_follows_the_verdicts(monkeypatch, capsys):
     monkeypatch.setattr(mutants, "grader_suites", fake_backend({"reference": tasks(), SCALE: tasks(["scores"])}))
-    assert mutants.main(["--only", SCALE]) == 0
+    assert instructor_cli.main(["mutants", "--only", SCALE]) == 0
     out = capsys.readouterr().out
     assert "1 caught, 0 missed" in out and "public suite catches 100.0% (1/1" in out
 
     monkeypatch.setattr(mutants, "grader_suites", fake_backend({"reference": tasks(), SCALE: tasks(["sdpa"])}))
-    assert mutants.main(["--only", SCALE]) == 1
+    assert instructor_cli.main(["mutants", "--only", SCALE]) == 1
     assert f"FAIL: {SCALE} MISSED" in capsys.readouterr().out
 
     monkeypatch.setattr(mutants, "grader_suites", fake_backend({"reference": tasks(["mha"]), "stubs": tasks(),
                                                                 SCALE: tasks(["scores"])}))
-    assert mutants.main(["--only", SCALE, "--suite", "public"]) == 1
+    assert instructor_cli.main(["mutants", "--only", SCALE, "--suite", "public"]) == 1
     out = capsys.readouterr().out
     assert "the reference loses points under public" in out and "the stubs earns points under public" in out
 
     broken = RuntimeError("no test reported a result")
     monkeypatch.setattr(mutants, "grader_suites", fake_backend({"reference": tasks(), SCALE: broken}))
-    assert mutants.main(["--only", SCALE]) == 1
+    assert instructor_cli.main(["mutants", "--only", SCALE]) == 1
     assert "ERROR" in capsys.readouterr().out
 
 
@@ -253,28 +254,28 @@ def test_main_fails_on_a_wrong_diagnosis_of_a_mutant_or_a_degenerate(monkeypatch
     monkeypatch.setattr(mutants, "catalogue", lambda: [named_bug()])
     right = tasks(["scores"], {"scores": ["Likely cause: the scores are NOT SCALED"]})
     monkeypatch.setattr(mutants, "grader_suites", fake_backend({"reference": tasks(), "bug": right}))
-    assert mutants.main(["--only", "bug"]) == 0
+    assert instructor_cli.main(["mutants", "--only", "bug"]) == 0
     assert "names 100.0% (1/1" in capsys.readouterr().out
 
     wrong = tasks(["scores"], {"scores": ["Likely cause: the mask is inverted"]})
     monkeypatch.setattr(mutants, "grader_suites", fake_backend({"reference": tasks(), "bug": wrong}))
-    assert mutants.main(["--only", "bug"]) == 1
+    assert instructor_cli.main(["mutants", "--only", "bug"]) == 1
     assert "FAIL: WRONG DIAGNOSIS: bug (cause 'not scaled')" in capsys.readouterr().out
 
     diagnosed = tasks("all", {"sdpa": ["Likely cause: the mask is inverted"]})
     monkeypatch.setattr(mutants, "grader_suites", fake_backend({"reference": tasks(), "zeros": diagnosed}))
-    assert mutants.main(["--only", "zeros"]) == 1
+    assert instructor_cli.main(["mutants", "--only", "zeros"]) == 1
     assert "FAIL: WRONG DIAGNOSIS: degenerate zeros gets a Likely cause line" in capsys.readouterr().out
 
 
 def test_main_fails_when_a_degenerate_earns_a_point_it_is_not_allowed(monkeypatch, capsys):
     allowed = {"reference": tasks(), "zeros": tasks("all", earn=["divisibility"])}
     monkeypatch.setattr(mutants, "grader_suites", fake_backend(allowed))
-    assert mutants.main(["--only", "zeros"]) == 0
+    assert instructor_cli.main(["mutants", "--only", "zeros"]) == 0
     capsys.readouterr()
     heads_paid = {"reference": tasks(), "ones": tasks("all", earn=["heads"])}
     monkeypatch.setattr(mutants, "grader_suites", fake_backend(heads_paid))
-    assert mutants.main(["--only", "ones"]) == 1
+    assert instructor_cli.main(["mutants", "--only", "ones"]) == 1
     assert "FAIL: degenerate ones earns points under public (heads 10), expected none" in capsys.readouterr().out
 
 
@@ -282,15 +283,15 @@ def test_a_whole_run_checks_the_floors(monkeypatch, capsys):
     everything_caught = {"reference": tasks(), **{m.name: tasks([m.task]) for m in ALL}}
     monkeypatch.setattr(mutants, "grader_suites", fake_backend(everything_caught))
     monkeypatch.setattr(mutants, "NAMED_FLOOR", 0.0)
-    assert mutants.main([]) == 0
+    assert instructor_cli.main(["mutants"]) == 0
     capsys.readouterr()
     monkeypatch.setattr(mutants, "NAMED_FLOOR", 0.5)
-    assert mutants.main([]) == 1
-    assert "below the floor of 50% (grader/mutants.py NAMED_FLOOR)" in capsys.readouterr().out
+    assert instructor_cli.main(["mutants"]) == 1
+    assert "below the floor of 50% (instructor/mutants.py NAMED_FLOOR)" in capsys.readouterr().out
     half_missed = {**everything_caught, **{m.name: tasks() for m in ALL[::2]}}
     monkeypatch.setattr(mutants, "grader_suites", fake_backend(half_missed))
     monkeypatch.setattr(mutants, "NAMED_FLOOR", 0.0)
-    assert mutants.main(["--suite", "public"]) == 1
+    assert instructor_cli.main(["mutants", "--suite", "public"]) == 1
     assert "PUBLIC_CAUGHT_FLOOR" in capsys.readouterr().out
 
 
@@ -301,7 +302,7 @@ def test_json_carries_the_verdicts_diagnoses_degenerates_and_fractions(monkeypat
                 "zeros": tasks("all", earn=["divisibility"])}
     monkeypatch.setattr(mutants, "grader_suites", fake_backend(outcomes))
     out = tmp_path / "mutants.json"
-    assert mutants.main(["--only", "bug", "zeros", "--json", str(out)]) == 0
+    assert instructor_cli.main(["mutants", "--only", "bug", "zeros", "--json", str(out)]) == 0
     capsys.readouterr()
     report = json.loads(out.read_text())
     entry = report["mutants"][0]
@@ -320,6 +321,6 @@ def test_without_the_public_suite_nothing_is_named_or_counted(monkeypatch, capsy
     monkeypatch.setattr(mutants, "catalogue", lambda: [named_bug()])
     monkeypatch.setattr(mutants, "grader_suites", fake_backend({"reference": tasks(),
                                                                 "bug": tasks(["scores"], {"scores": [line]})}))
-    assert mutants.main(["--only", "bug", "--suite", "hidden"]) == 0
+    assert instructor_cli.main(["mutants", "--only", "bug", "--suite", "hidden"]) == 0
     out = capsys.readouterr().out
     assert "Likely cause lines" not in out and "public suite catches" not in out

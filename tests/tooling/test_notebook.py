@@ -1,4 +1,4 @@
-"""assignment/playground.ipynb is generated from grader/playground_source.py, ships without outputs,
+"""assignment/playground.ipynb is generated from instructor/playground_source.py, ships without outputs,
 runs cleanly on the reference and greets the untouched stubs with one-line reminders."""
 
 from pathlib import Path
@@ -8,7 +8,9 @@ import nbformat
 import pytest
 from jupytext.paired_paths import paired_paths
 
-from grader import REPO, notebook
+from grader.paths import REPO
+
+from instructor import notebook
 
 FAKE_COLAB = {
     "google/__init__.py": "",
@@ -32,7 +34,7 @@ def code_outputs(executed):
 
 def test_committed_notebook_is_the_generated_one():
     assert notebook.NOTEBOOK.read_text() == notebook.render(notebook.build()), (
-        "assignment/playground.ipynb is stale: run `python -m grader.notebook build`"
+        "assignment/playground.ipynb is stale: run `python -m instructor.notebook build`"
     )
 
 
@@ -47,7 +49,7 @@ def test_committed_notebook_has_no_outputs():
 
 def test_the_source_is_a_jupytext_percent_script_paired_with_the_notebook():
     source = jupytext.read(notebook.SOURCE, fmt="py:percent")
-    assert source.metadata["jupytext"]["formats"] == "ipynb,../grader//_source.py:percent"
+    assert source.metadata["jupytext"]["formats"] == "ipynb,../instructor//_source.py:percent"
     pairs = paired_paths(str(notebook.NOTEBOOK), "ipynb", source.metadata["jupytext"]["formats"])
     assert [Path(path).resolve() for path, _ in pairs] == [notebook.NOTEBOOK.resolve(), notebook.SOURCE.resolve()]
     assert [cell.source for cell in source.cells] == [cell.source for cell in committed().cells]

@@ -4,10 +4,10 @@ module at the top level of what `grade` loads, and `grade` then says which isola
 import subprocess
 import sys
 
-from grader import REPO
+from grader.paths import REPO
 
 RUNTIME = ("grader.cli", "grader.grade", "grader.run", "grader.score", "grader.formats", "grader.plugin",
-           "grader.proxy", "grader.spawn", "grader.worker", "grader.guard", "grader.sandbox", "grader.wire")
+           "grader.sandbox.proxy", "grader.sandbox.spawn", "grader.sandbox.worker", "grader.sandbox.guard", "grader.sandbox.isolation", "grader.sandbox.wire")
 # Python's own POSIX/Linux-only modules (absent on Windows): blocked so that importing them fails.
 POSIX_ONLY = ("fcntl", "resource", "termios", "pwd", "grp")
 
@@ -17,7 +17,7 @@ def test_the_runtime_imports_without_posix_only_modules_and_reports_no_sandbox()
     code = (f"import sys; {blocked}\n"
             + "\n".join(f"import {module}" for module in RUNTIME)
             + "\nsys.platform = 'darwin'  # after the imports: the standard library itself is this Linux one"
-            + "\nfrom grader.sandbox import describe, level\nprint(level(), '|', describe())")
+            + "\nfrom grader.sandbox.isolation import describe, level\nprint(level(), '|', describe())")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                             env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert result.returncode == 0, result.stderr[-2000:]

@@ -11,7 +11,7 @@ from grader.grade import grade
 
 @pytest.fixture(scope="module")
 def stub_report():
-    from grader import REPO
+    from grader.paths import REPO
 
     return grade(REPO / "assignment", "public")
 

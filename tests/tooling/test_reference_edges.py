@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader.figures import load_attention
-from grader.stubs import SOLUTION_FILE
+from instructor.figures import load_attention
+from instructor.stubs import SOLUTION_FILE
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,10 @@ import subprocess
 
 import pytest
 
-from grader import REPO, release
-from grader.stubs import SOLUTION_FILE, solution_snippets
+from grader.paths import REPO
+
+from instructor import release
+from instructor.stubs import SOLUTION_FILE, solution_snippets
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +22,7 @@ def files(tree):
 
 def test_template_has_what_a_student_needs(template):
     assert {"assignment/attention.py", "assignment/playground.ipynb", "Makefile", "README.md", "requirements.txt",
-            ".github/workflows/classroom.yml", "docs/lab.md", "grader/worker.py", "tests/conftest.py",
+            ".github/workflows/classroom.yml", "docs/lab.md", "grader/sandbox/worker.py", "tests/conftest.py",
             "tests/public/test_sdpa.py"} <= files(template)
 
 

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import REPO, sandbox
-from grader.proxy import RefusedInSubmission, Submission, SubmissionError
+from grader.paths import REPO
+
+from grader.sandbox import isolation as sandbox
+from grader.sandbox.proxy import RefusedInSubmission, Submission, SubmissionError
 
 pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
 
@@ -177,7 +179,7 @@ def test_the_worker_log_is_read_from_its_last_16_kb(tmp_path):
 
 
 def test_batch_refuses_to_run_unsandboxed_unless_told(tmp_path, monkeypatch):
-    from grader.batch import run_batch
+    from instructor.batch import run_batch
 
     monkeypatch.setattr(sandbox, "_LEVEL", {"level": "none"})
     with pytest.raises(sandbox.SandboxUnavailable, match="--no-sandbox"):

@@ -2,7 +2,9 @@
 
 import csv
 
-from grader import REPO, similarity
+from grader.paths import REPO
+
+from instructor import similarity
 
 REFERENCE = (REPO / "solutions" / "attention.py").read_text()
 STUBS = (REPO / "assignment" / "attention.py").read_text()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from grader import stubs
+from instructor import stubs
 
 
 def test_committed_stubs_are_generated_from_the_reference():

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import REPO, gradescope, sandbox
-from grader.batch import run_batch
+from grader.paths import REPO
+from instructor import gradescope
+
+from grader.sandbox import isolation as sandbox
+from instructor.batch import run_batch
 from grader.grade import grade
 from tests.tooling.misbehaving import PERSIST_PROBES, REFERENCE, STUBS, TAMPERING
 

@@ -1,6 +1,6 @@
 """Mutation check: do the test suites catch real student bugs, name them, and pay nothing for nothing?
 
-    python -m grader.mutants [--suite hidden|public|both] [--jobs 2] [--only NAME ...] [--json FILE]
+    python -m instructor.mutants [--suite hidden|public|both] [--jobs 2] [--only NAME ...] [--json FILE]
 
 Every mutant of tests/mutants/catalogue.py and bonus.py (the reference with one realistic bug) is
 graded. A mutant is CAUGHT when its task loses points under the hidden suite, and under the public
@@ -19,7 +19,6 @@ Each submission is graded once through the grader itself (grader.grade, as `pyth
 --suite all --format json`), and its report is split by each test's suite.
 """
 
-import argparse
 import json
 import sys
 import tempfile
@@ -27,12 +26,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import REPO
+from grader.paths import ASSIGNMENT, SOLUTION_FILE, STUB_FILE, SUITES, TESTS
+from tests.mutants.bonus import BONUS
+from tests.mutants.catalogue import CATALOGUE
+from tests.mutants.degenerate import degenerates
 from grader.tasks import TASKS, task_order
 
-REFERENCE = REPO / "solutions" / "attention.py"
-STUBS = REPO / "assignment"
-SUITES = ("public", "hidden")
+REFERENCE = SOLUTION_FILE
+STUBS = ASSIGNMENT
 CAUSE_PREFIX = "Likely cause:"
 PUBLIC_CAUGHT_FLOOR = 0.90  # of all mutants (core and bonus), caught by the public suite
 NAMED_FLOOR = 0.92  # of all mutants, named by a Likely cause line of the public suite (72/78 on 1 Dec)
@@ -42,24 +43,12 @@ class CatalogueError(Exception):
     """A mutant no longer applies to the reference (its `old` text is missing or ambiguous)."""
 
 
-def _tests_importable():
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-
-
 def catalogue():
-    _tests_importable()
-    from tests.mutants.bonus import BONUS
-    from tests.mutants.catalogue import CATALOGUE
-
     return CATALOGUE + BONUS
 
 
 def degenerate_submissions():
-    _tests_importable()
-    from tests.mutants.degenerate import degenerates
-
-    return degenerates((STUBS / "attention.py").read_text())
+    return degenerates(STUB_FILE.read_text())
 
 
 def apply(mutant, source, filename="attention.py"):
@@ -97,7 +86,7 @@ def materialize_degenerates(dest_dir, chosen):
     """Write dest_dir/degenerates/<name>/attention.py for each degenerate; returns [(degenerate, folder), ...]."""
     from tests.mutants.degenerate import StubMismatch, source
 
-    stubs = (STUBS / "attention.py").read_text()
+    stubs = STUB_FILE.read_text()
     made = []
     for degenerate in chosen:
         folder = Path(dest_dir) / "degenerates" / degenerate.name
@@ -287,10 +276,10 @@ def floor_failures(summary):
     failures = []
     if summary["public_caught"] < PUBLIC_CAUGHT_FLOOR:
         failures.append(f"the public suite catches {summary['public_caught']:.1%} of the mutants, "
-                        f"below the floor of {PUBLIC_CAUGHT_FLOOR:.0%} (grader/mutants.py PUBLIC_CAUGHT_FLOOR)")
+                        f"below the floor of {PUBLIC_CAUGHT_FLOOR:.0%} (instructor/mutants.py PUBLIC_CAUGHT_FLOOR)")
     if summary["named"] < NAMED_FLOOR:
         failures.append(f"the public suite names {summary['named']:.1%} of the mutants, below the floor of "
-                        f"{NAMED_FLOOR:.0%} (grader/mutants.py NAMED_FLOOR)")
+                        f"{NAMED_FLOOR:.0%} (instructor/mutants.py NAMED_FLOOR)")
     return failures
 
 
@@ -378,15 +367,13 @@ def print_summary(rows, summary):
 
 # -- command line ----------------------------------------------------------------------------
 
-def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m grader.mutants", description=__doc__.split("\n\n")[0])
+def add_arguments(parser):
     parser.add_argument("--suite", choices=("hidden", "public", "both"), default="both")
     parser.add_argument("--jobs", type=int, default=2, help="gradings at a time (default 2)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants and degenerates")
     parser.add_argument("--keep", metavar="DIR", help="write the mutants into DIR and keep them")
     parser.add_argument("--json", metavar="FILE", help="also write every result as JSON")
     parser.add_argument("--verbose", "-v", action="store_true", help="list each mutant's failing tests")
-    return parser
 
 
 def grade_all(targets, suites, jobs):
@@ -418,14 +405,13 @@ def choose(args):
 
 def warn_missing_test_files(suites):
     for suite in suites:
-        names = {p.name for p in (REPO / "tests" / suite).glob("test_*.py")}
+        names = {p.name for p in (TESTS / suite).glob("test_*.py")}
         missing = sorted(f"test_{t.id}.py" for t in TASKS if f"test_{t.id}.py" not in names)
         if missing:
             print(f"warning: tests/{suite} has no {', '.join(missing)}", file=sys.stderr)
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
+def run(args):
     suites = SUITES if args.suite == "both" else (args.suite,)
     mutants, degenerates, error = choose(args)
     if error:
@@ -503,6 +489,3 @@ def write_json(path, suites, results, rows, degenerates, get, summary, errors, f
         "failures": failures,
     }, indent=2))
 
-
-if __name__ == "__main__":
-    sys.exit(main())

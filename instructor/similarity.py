@@ -15,9 +15,9 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import REPO
+from grader.paths import STUB_FILE
 
-STUBS = REPO / "assignment" / "attention.py"
+STUBS = STUB_FILE
 DISPLAY_THRESHOLD = 0.33
 FLAG_THRESHOLD = 0.80
 

@@ -1,12 +1,11 @@
 """Attention heatmaps for docs/lab.md.
 
-    python -m grader.figures [--impl DIR] [--out docs/figures]
+    python -m instructor.figures [--impl DIR] [--out docs/figures]
 
 DIR holds the attention.py to draw (default: solutions/). It runs in this process, so point it
 only at code you trust. The PNGs are byte-for-byte reproducible with the same matplotlib version.
 """
 
-import argparse
 import importlib.util
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import torch
 from matplotlib.figure import Figure
 
-from grader import REPO
+from grader.paths import IMPL_NAME, REPO, SOLUTIONS, find_impl
 
 SEQ_LEN = 8
 PADDING = 2  # the last PADDING positions are padding tokens
@@ -25,8 +24,9 @@ PNG_METADATA = {"Software": None}  # matplotlib would stamp its version into eve
 
 def load_attention(impl):
     """The attention.py in folder (or file) impl, imported by path."""
-    path = Path(impl)
-    path = path / "attention.py" if path.is_dir() else path
+    path = find_impl(impl)
+    if path is None:
+        raise FileNotFoundError(f"no {IMPL_NAME} in {impl}")
     spec = importlib.util.spec_from_file_location("attention", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -92,15 +92,13 @@ def write_figures(attention, out):
     return paths
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m grader.figures", description="Draw the attention heatmaps.")
-    parser.add_argument("--impl", default=REPO / "solutions", help="folder holding attention.py (default: solutions/)")
+def add_arguments(parser):
+    parser.add_argument("--impl", default=SOLUTIONS, help="folder holding attention.py (default: solutions/)")
     parser.add_argument("--out", default=REPO / "docs" / "figures", help="output folder (default: docs/figures/)")
-    args = parser.parse_args(argv)
+
+
+def run(args):
     for path in write_figures(load_attention(args.impl), args.out):
         print(f"wrote {path}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
 """The worker: the only process that imports and runs student code.
 
-Started by grader.proxy as `python -m grader.worker FD IMPL_FILE`. It imports the submission, then
+Started by grader.sandbox.proxy as `python -m grader.sandbox.worker FD IMPL_FILE`. It imports the submission, then
 answers requests on the socket FD: call a function or method, read an attribute, load parameters,
-or run a backward pass. Every call runs inside grader.guard.watch() and reports its stats.
+or run a backward pass. Every call runs inside grader.sandbox.guard.watch() and reports its stats.
 Whatever the student's code does here, the test process only ever sees decoded plain data.
 """
 
@@ -15,7 +15,8 @@ from multiprocessing.connection import Connection
 
 import torch
 
-from grader import guard, wire
+from grader.paths import Env
+from grader.sandbox import guard, wire
 
 STUDENT_MODULE = "attention"
 
@@ -201,7 +202,7 @@ def limit_memory():
     """Cap the worker's address space so that a memory bomb fails here, not on the machine (Linux)."""
     import resource
 
-    budget = int(os.environ.get("GRADER_WORKER_MEMORY_MB", "3072")) * 1024 * 1024
+    budget = int(os.environ.get(Env.WORKER_MEMORY_MB, "3072")) * 1024 * 1024
     with open("/proc/self/statm") as statm:
         current = int(statm.read().split()[0]) * resource.getpagesize()
     resource.setrlimit(resource.RLIMIT_AS, (current + budget, current + budget))

@@ -1,20 +1,19 @@
-"""assignment/playground.ipynb, built by jupytext from grader/playground_source.py.
+"""assignment/playground.ipynb, built by jupytext from instructor/playground_source.py.
 
 The source is a jupytext percent-format script paired with the notebook (`formats:` in its header):
 "# %% [markdown]" starts a text cell, "# %%" a code cell. Edit the script, or edit the notebook in
-Jupyter and run `jupytext --sync grader/playground_source.py`; then `build`. The notebook calls only
+Jupyter and run `jupytext --sync instructor/playground_source.py`; then `build`. The notebook calls only
 the student's attention.py and torch: no solution code goes into the source.
 
-    python -m grader.notebook build          write the notebook (no outputs)
-    python -m grader.notebook check          exit 1 if the committed notebook is stale
-    python -m grader.notebook run [--impl D] execute it headless against D/attention.py (default: solutions/)
+    python -m instructor.notebook build          write the notebook (no outputs)
+    python -m instructor.notebook check          exit 1 if the committed notebook is stale
+    python -m instructor.notebook run [--impl D] execute it headless against D/attention.py (default: solutions/)
 
 `run` copies D/attention.py into a temporary folder and executes the notebook there, with the
 IPython kernel of this Python (no registered kernelspec needed), so `import attention` in the
 notebook picks up that copy.
 """
 
-import argparse
 import os
 import shutil
 import sys
@@ -27,10 +26,10 @@ from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
-from grader import REPO
+from grader.paths import ASSIGNMENT, IMPL_NAME, INSTRUCTOR, REPO, SOLUTIONS, find_impl
 
-SOURCE = REPO / "grader" / "playground_source.py"
-NOTEBOOK = REPO / "assignment" / "playground.ipynb"
+SOURCE = INSTRUCTOR / "playground_source.py"
+NOTEBOOK = ASSIGNMENT / "playground.ipynb"
 METADATA = {
     "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
     "language_info": {"name": "python"},
@@ -61,24 +60,24 @@ def execute(impl, timeout=300, env=None):
     kernel = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=this_python)
     with tempfile.TemporaryDirectory() as folder:
         if impl is not None:
-            impl = Path(impl)
-            shutil.copy(impl / "attention.py" if impl.is_dir() else impl, Path(folder) / "attention.py")
+            shutil.copy(find_impl(impl), Path(folder) / IMPL_NAME)
         client = NotebookClient(notebook, km=kernel, timeout=timeout, resources={"metadata": {"path": folder}})
         client.execute(cleanup_kc=True, env={**os.environ, **(env or {})})
     return notebook
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m grader.notebook", description="Build, check or run the playground.")
-    parser.add_argument("command", choices=("build", "check", "run"))
-    parser.add_argument("--impl", default=REPO / "solutions", help="for run: folder holding attention.py (default: solutions/)")
-    args = parser.parse_args(argv)
-    if args.command == "build":
+def add_arguments(parser):
+    parser.add_argument("action", choices=("build", "check", "run"))
+    parser.add_argument("--impl", default=SOLUTIONS, help="for run: folder holding attention.py (default: solutions/)")
+
+
+def run(args):
+    if args.action == "build":
         NOTEBOOK.write_text(render(build()))
         print(f"wrote {NOTEBOOK}")
-    elif args.command == "check":
+    elif args.action == "check":
         if not NOTEBOOK.is_file() or NOTEBOOK.read_text() != render(build()):
-            print(f"{NOTEBOOK} is stale: run `python -m grader.notebook build`")
+            print(f"{NOTEBOOK} is stale: run `python -m instructor.notebook build`")
             return 1
         print(f"{NOTEBOOK} is up to date")
     else:
@@ -86,6 +85,3 @@ def main(argv=None):
         print(f"{NOTEBOOK.name} ran without errors against {args.impl}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,12 +5,10 @@ given helpers) is kept as it is."""
 import re
 from pathlib import Path
 
-from grader import REPO
+from grader.paths import SOLUTION_FILE, STUB_FILE
 
 BEGIN = "# BEGIN SOLUTION"
 END = "# END SOLUTION"
-SOLUTION_FILE = REPO / "solutions" / "attention.py"
-STUB_FILE = REPO / "assignment" / "attention.py"
 _DEF = re.compile(r"^\s*(?:def|class)\s+(\w+)")
 
 

@@ -1,7 +1,7 @@
 """From the batch gradebook to an LMS: GitHub Classroom's roster, then Canvas's gradebook import.
 
-    python -m grader batch SUBMISSIONS --roster classroom_roster.csv     adds each student's identifier
-    python -m grader canvas-export --gradebook grades.csv --canvas EXPORT.csv --column "Lab 03 (4242)"
+    python -m instructor batch SUBMISSIONS --roster classroom_roster.csv     adds each student's identifier
+    python -m instructor canvas-export --gradebook grades.csv --canvas EXPORT.csv --column "Lab 03 (4242)"
 
 Classroom's roster export has the columns identifier, github_username, github_id and name. A batch
 folder belongs to a roster row when the folder is named after the GitHub username, or ends with

@@ -1,7 +1,7 @@
 """`batch` on a Dask cluster: each student is one task that any worker host may take.
 
-    python -m grader batch SUBMISSIONS --cluster local:2           a LocalCluster of 2 worker processes
-    python -m grader batch SUBMISSIONS --scheduler tcp://HOST:8786  a running scheduler (Slurm, Kubernetes, ...)
+    python -m instructor batch SUBMISSIONS --cluster local:2           a LocalCluster of 2 worker processes
+    python -m instructor batch SUBMISSIONS --scheduler tcp://HOST:8786  a running scheduler (Slurm, Kubernetes, ...)
 
 A task carries the student's attention.py itself (bytes), so the hosts need this project installed
 and nothing shared: the task writes the file into a scratch folder there and runs the same grade as
@@ -20,6 +20,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.paths import Env
+
 ALLOWED_FAILURES = 1
 
 
@@ -36,9 +38,9 @@ class Job:
 def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) -> tuple:
     """Runs on a worker host: (student, report, whether the grading files changed meanwhile).
     Each Dask worker process runs one task at a time (threads_per_worker=1)."""
-    from grader.batch import grade_folder
+    from instructor.batch import grade_folder
     from grader.run import fingerprint, suite_paths
-    from grader.sandbox import require
+    from grader.sandbox.isolation import require
 
     require("batch on a Dask worker", no_sandbox)
     _, tests_dir = suite_paths(suite)
@@ -48,11 +50,11 @@ def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) ->
         folder.mkdir()
         if job.source is not None:
             (folder / "attention.py").write_bytes(job.source)
-        os.environ["GRADER_SANDBOX_HIDE"] = scratch
+        os.environ[Env.SANDBOX_HIDE] = scratch
         try:
             report = grade_folder(folder, suite, timeout)
         finally:
-            os.environ.pop("GRADER_SANDBOX_HIDE", None)
+            os.environ.pop(Env.SANDBOX_HIDE, None)
     report["impl"] = job.student  # the scratch path means nothing to the client
     return job.student, report, fingerprint(tests_dir) != before
 
@@ -87,7 +89,7 @@ def grade_on_cluster(jobs: list, suite: str, timeout: float, client, on_result, 
     """Submit every job, then hand each (student, report) to on_result as it completes."""
     from distributed import KilledWorker, as_completed
 
-    from grader.batch import error_report
+    from instructor.batch import error_report
 
     futures = {
         client.submit(task, job, suite, timeout, no_sandbox, key=f"grade-{job.student}", pure=False):

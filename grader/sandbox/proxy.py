@@ -16,9 +16,10 @@ from pathlib import Path
 
 import torch
 
-from grader import wire
-from grader.sandbox import read_tail
-from grader.spawn import spawn_worker
+from grader.paths import Env
+from grader.sandbox import wire
+from grader.sandbox.isolation import read_tail
+from grader.sandbox.spawn import spawn_worker
 
 
 class SubmissionError(Exception):
@@ -103,8 +104,8 @@ class Submission:
 
     def __init__(self, impl_file, call_timeout=None, import_timeout=None):
         self.impl_file = str(Path(impl_file).resolve())
-        self.call_timeout = call_timeout or float(os.environ.get("GRADER_CALL_TIMEOUT", "5"))
-        self.import_timeout = import_timeout or float(os.environ.get("GRADER_IMPORT_TIMEOUT", "60"))
+        self.call_timeout = call_timeout or float(os.environ.get(Env.CALL_TIMEOUT, "5"))
+        self.import_timeout = import_timeout or float(os.environ.get(Env.IMPORT_TIMEOUT, "60"))
         self.process = None
         self.conn = None
         self.generation = 0
@@ -112,7 +113,7 @@ class Submission:
         self.timed_out = {}
         self.last_stats = None
         self.last_args_after = None
-        self.log_path = os.environ.get("GRADER_WORKER_LOG") or tempfile.mkstemp(prefix="grader-worker-", suffix=".log")[1]
+        self.log_path = os.environ.get(Env.WORKER_LOG) or tempfile.mkstemp(prefix="grader-worker-", suffix=".log")[1]
         self.exception_classes = {}
         self.flags = []
         self.import_failure = None

@@ -1,12 +1,13 @@
 """Build the student template: the tree an instructor pushes as the GitHub Classroom template
-repository. An allowlist decides what ships; a scan proves no solution line is in it."""
+repository. SHIPPED lists what ships (the grader/ runtime as a whole folder); a scan proves no
+solution line is in it."""
 
 import shutil
 import subprocess
 from pathlib import Path
 
-from grader import REPO
-from grader.stubs import SOLUTION_FILE, leaked_lines
+from grader.paths import INSTRUCTOR, REPO
+from instructor.stubs import SOLUTION_FILE, leaked_lines
 
 MAKEFILE_CUT = "# --- instructors and CI"
 SOLUTIONS_BRANCH = "solutions"
@@ -16,6 +17,7 @@ LINKED = ("README.md", "docs/lab.md")
 SHIPPED = (
     "assignment/attention.py",
     "assignment/playground.ipynb",
+    "grader",
     "tests/__init__.py",
     "tests/conftest.py",
     "tests/inputs.py",
@@ -32,13 +34,10 @@ SHIPPED = (
     "requirements.txt",
     ".gitignore",
 )
-GRADER_MODULES = (
-    "__init__.py", "__main__.py", "cli.py", "tasks.py", "proxy.py", "wire.py", "worker.py", "guard.py",
-    "plugin.py", "signing.py", "spawn.py", "sandbox.py", "run.py", "score.py", "grade.py", "batch.py", "formats",
-)
+PLATFORM = INSTRUCTOR / "platform"
 GENERATED = {
-    "README.md": REPO / "grader/platform/README.student.md",
-    ".github/workflows/classroom.yml": REPO / "grader/platform/classroom.yml",
+    "README.md": PLATFORM / "README.student.md",
+    ".github/workflows/classroom.yml": PLATFORM / "classroom.yml",
 }
 
 
@@ -88,8 +87,6 @@ def release(dest, git=True, github=GITHUB_PLACEHOLDER):
     dest.mkdir(parents=True)
     for relative in SHIPPED:
         _copy(REPO / relative, dest / relative)
-    for module in GRADER_MODULES:
-        _copy(REPO / "grader" / module, dest / "grader" / module)
     for relative, source in GENERATED.items():
         _copy(source, dest / relative)
     (dest / "Makefile").write_text(student_makefile())

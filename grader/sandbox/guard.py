@@ -150,7 +150,7 @@ def _modes_in_place(counter):
     return counter in _get_current_dispatch_mode_stack()
 
 
-# -- process-wide rules (grader.worker installs them before importing the student's file) ----------
+# -- process-wide rules (grader.sandbox.worker installs them before importing the student's file) ----------
 
 _HITS = []
 _REFUSALS = []

@@ -1,6 +1,6 @@
 """Grade a whole class: one sub-folder per student, in parallel (local processes, or a Dask cluster:
-grader.cluster), into a CSV gradebook and one JSON report per student. A broken submission costs its
-student only. Options join GitHub Classroom's roster (grader.lms) and flag similar code (grader.similarity)."""
+instructor.cluster), into a CSV gradebook and one JSON report per student. A broken submission costs its
+student only. Options join GitHub Classroom's roster (instructor.lms) and flag similar code (instructor.similarity)."""
 
 import csv
 import json
@@ -9,9 +9,10 @@ import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader.grade import find_impl, grade
+from grader.grade import grade
+from grader.paths import Env, find_impl
 from grader.run import fingerprint, suite_paths
-from grader.sandbox import require
+from grader.sandbox.isolation import require
 from grader.tasks import TASKS
 
 
@@ -34,7 +35,7 @@ def grade_folder(folder, suite, timeout, tests_dir=None):
 
 def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, timeout=600.0, tests_dir=None,
               progress=True, no_sandbox=False, scheduler=None, cluster=None, roster=None, similarity=False):
-    """no_sandbox: grade even where grader.sandbox cannot isolate the students from each other.
+    """no_sandbox: grade even where grader.sandbox.isolation cannot isolate the students from each other.
     scheduler / cluster: grade on Dask (an address, or "local:N") instead of `jobs` local processes.
     roster: GitHub Classroom's roster CSV, joined into the gradebook. similarity: flag similar code."""
     require("batch", no_sandbox)
@@ -58,7 +59,7 @@ def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, 
         (reports_dir / f"{student}.json").write_text(json.dumps(report, indent=2))
     write_gradebook(reports, output)
     if roster:
-        from grader import lms
+        from instructor import lms
 
         lms.report(lms.add_roster(output, roster), sys.stderr)
     return reports
@@ -73,20 +74,20 @@ def _progress(total, enabled):
 def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
     _, suite_dir = suite_paths(suite, tests_dir)
     before = fingerprint(suite_dir)
-    os.environ["GRADER_SANDBOX_HIDE"] = str(Path(root).resolve())  # no worker reads a classmate's folder
+    os.environ[Env.SANDBOX_HIDE] = str(Path(root).resolve())  # no worker reads a classmate's folder
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir): folder for folder in folders}
             for future in as_completed(futures):
                 record(futures[future].name, future.result())
     finally:
-        os.environ.pop("GRADER_SANDBOX_HIDE", None)
+        os.environ.pop(Env.SANDBOX_HIDE, None)
     if fingerprint(suite_dir) != before:
         raise RuntimeError("the grading files changed during the batch: grades are not trustworthy, rerun it")
 
 
 def _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox):
-    from grader.cluster import Job, connect, grade_on_cluster
+    from instructor.cluster import Job, connect, grade_on_cluster
 
     jobs = []
     for folder in folders:
@@ -97,7 +98,7 @@ def _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sa
 
 
 def _flag_similar(folders, reports, output):
-    from grader import similarity
+    from instructor import similarity
 
     files = {folder.name: impl for folder in folders if (impl := find_impl(folder)) is not None and impl.is_file()}
     stem = Path(output).with_suffix("").as_posix()

@@ -1,5 +1,5 @@
 """Start the worker process (kept free of torch, so the grader itself starts fast), sandboxed as
-well as this machine allows (grader.sandbox)."""
+well as this machine allows (grader.sandbox.isolation)."""
 
 import os
 import socket
@@ -7,10 +7,11 @@ import subprocess
 import sys
 import tempfile
 
-from grader import REPO, sandbox
+from grader.paths import NOT_FOR_WORKER, REPO, scrubbed
 
-PRIVATE = ("GRADER_REPORT_FD", "GRADER_KEY_FD", "GRADER_WORKER_FD", "GRADER_WORKER_PID")
-UNSANDBOXED = "import sys; sys.path.insert(0, sys.argv[1]); from grader.worker import main; main(sys.argv[2:])"
+from grader.sandbox import isolation as sandbox
+
+UNSANDBOXED = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.worker import main; main(sys.argv[2:])"
 
 
 def spawn_worker(impl_file, log, new_session=False):
@@ -21,8 +22,7 @@ def spawn_worker(impl_file, log, new_session=False):
     """
     parent_sock, child_sock = socket.socketpair()
     fd = child_sock.fileno()
-    env = {key: value for key, value in os.environ.items()
-           if key not in PRIVATE and not key.startswith(("PYTHON", "GRADER_SANDBOX_HIDE"))}
+    env = scrubbed(os.environ, NOT_FOR_WORKER)
     env.update(PYTHONDONTWRITEBYTECODE="1")
     chosen = sandbox.level()
     if chosen == "none":

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import REPO
+from grader.paths import GRADER, IMPL_NAME, INSTRUCTOR, REPO, SOLUTIONS, TESTS, Env
 
 LEVELS = ("namespaces", "uid", "user-namespace", "none")
 DESCRIPTIONS = {
@@ -46,8 +46,8 @@ MB = 1024 * 1024
 class Limits:
     """Every limit on the worker, in one place (address space is added to the worker's start-up size)."""
 
-    address_space_mb: int = int(os.environ.get("GRADER_WORKER_MEMORY_MB", "3072"))
-    tree_memory_mb: int = int(os.environ.get("GRADER_SANDBOX_MEMORY_MB", "1024"))
+    address_space_mb: int = int(os.environ.get(Env.WORKER_MEMORY_MB, "3072"))
+    tree_memory_mb: int = int(os.environ.get(Env.SANDBOX_MEMORY_MB, "1024"))
     processes: int = 64
     file_size_mb: int = 16
     open_files: int = 256
@@ -88,7 +88,7 @@ NAMESPACE_FLAGS = ["--pid", "--fork", "--kill-child", "--mount", "--net", "--ipc
 
 
 def _detect():
-    forced = os.environ.get("GRADER_SANDBOX")
+    forced = os.environ.get(Env.SANDBOX)
     if forced == "off" or not sys.platform.startswith("linux"):
         return "none"
     if forced in LEVELS:  # a weaker level on purpose (tests of the fallbacks)
@@ -248,7 +248,7 @@ def remove_cgroups(paths):
 
 # -- starting the worker ---------------------------------------------------------------------------
 
-BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox import boot; boot(sys.argv[2])"
+BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.isolation import boot; boot(sys.argv[2])"
 
 
 class SandboxedProcess(subprocess.Popen):
@@ -280,9 +280,9 @@ class SandboxedProcess(subprocess.Popen):
 def hidden_paths(impl_file, scratch):
     """What the worker must not read: the student's folder (it gets a copy of attention.py), the tests,
     the reference, and whatever GRADER_SANDBOX_HIDE lists (batch: the class's folder)."""
-    extra = [p for p in os.environ.get("GRADER_SANDBOX_HIDE", "").split(os.pathsep) if p]
-    candidates = [Path(impl_file).parent, REPO / "tests", REPO / "solutions", *map(Path, extra)]
-    needed = [path.resolve() for path in (REPO / "grader", Path(sys.prefix), Path(sys.base_prefix), Path(scratch))]
+    extra = [p for p in os.environ.get(Env.SANDBOX_HIDE, "").split(os.pathsep) if p]
+    candidates = [Path(impl_file).parent, TESTS, SOLUTIONS, INSTRUCTOR, *map(Path, extra)]
+    needed = [path.resolve() for path in (GRADER, Path(sys.prefix), Path(sys.base_prefix), Path(scratch))]
     candidates = [path.resolve() for path in candidates if path.is_dir()]
     return [str(path) for path in candidates if not any(n == path or path in n.parents for n in needed)]
 
@@ -351,7 +351,7 @@ def make_undumpable():
 
 
 def pytest_configure(config):
-    """Loaded into the graded pytest process (`-p grader.sandbox`): it holds the HMAC key."""
+    """Loaded into the graded pytest process (`-p grader.sandbox.isolation`): it holds the HMAC key."""
     make_undumpable()
 
 
@@ -442,9 +442,9 @@ def _become_worker(config, impl_copy, home):
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     os.closerange(3, config["fd"])
     os.closerange(config["fd"] + 1, 65536)
-    os.environ.update(HOME=home, TMPDIR=home, PYTHONDONTWRITEBYTECODE="1", GRADER_SANDBOX_LEVEL=config["level"])
+    os.environ.update(HOME=home, TMPDIR=home, PYTHONDONTWRITEBYTECODE="1", **{Env.SANDBOX_LEVEL: config["level"]})
     sys.dont_write_bytecode = True
-    from grader import worker
+    from grader.sandbox import worker
 
     worker.main([str(config["fd"]), impl_copy])
     os._exit(0)
@@ -468,7 +468,7 @@ def boot(config_text):
         for path in config["hide"]:
             _tmpfs(path, 1, 0o755, read_only=True)
     make_undumpable()
-    impl_copy = Path(scratch, "attention.py")
+    impl_copy = Path(scratch, IMPL_NAME)
     impl_copy.write_bytes(source)
     impl_copy.chmod(0o444)
     home = Path(scratch, "home")

@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: ipynb,../grader//_source.py:percent
+#     formats: ipynb,../instructor//_source.py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent

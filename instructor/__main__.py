@@ -1,0 +1,3 @@
+from instructor.cli import main
+
+raise SystemExit(main())

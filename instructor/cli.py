@@ -1,0 +1,120 @@
+"""`python -m instructor COMMAND`: the instructors' tools, which never ship to students or Gradescope."""
+
+import argparse
+import importlib
+import sys
+
+from grader.paths import SUITE_CHOICES
+
+
+def cmd_stubs(args):
+    from instructor.stubs import write_stubs
+
+    print(f"wrote {write_stubs()}")
+    return 0
+
+
+def cmd_batch(args):
+    from instructor.batch import run_batch
+    from grader.sandbox.isolation import SandboxUnavailable, describe
+
+    print(describe(), file=sys.stderr)
+    try:
+        reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
+                            no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
+                            roster=args.roster, similarity=args.similarity)
+    except SandboxUnavailable as error:
+        print(error, file=sys.stderr)
+        return 2
+    print(f"graded {len(reports)} submissions into {args.output}")
+    return 0
+
+
+def cmd_canvas_export(args):
+    from instructor import lms
+
+    try:
+        unmatched = lms.canvas_export(args.gradebook, args.canvas, args.column, args.output)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
+    lms.report(unmatched, sys.stderr)
+    print(f"wrote {args.output}: import it in Canvas under Grades > Import")
+    return 0
+
+
+def cmd_release(args):
+    from instructor.release import release
+
+    print(f"student template written to {release(args.dest, git=not args.no_git, github=args.github)}")
+    return 0
+
+
+def cmd_gradescope(args):
+    from instructor.gradescope import build
+
+    print(f"wrote {build(args.dest)}")
+    return 0
+
+
+# command: (module with add_arguments(parser) and run(args), imported only when its command runs; help)
+TOOLS = {
+    "mutants": ("instructor.mutants", "grade the catalogued student bugs and degenerate submissions (make mutants)"),
+    "notebook": ("instructor.notebook", "build, check or run assignment/playground.ipynb"),
+    "figures": ("instructor.figures", "draw the attention heatmaps of docs/lab.md"),
+    "bench": ("instructor.bench", "benchmark the reference against torch (make bench)"),
+    "bench-grade": ("instructor.bench_grade", "what grading costs: wall, CPU and memory of whole grader commands"),
+}
+
+
+def build_parser(command=None):
+    parser = argparse.ArgumentParser(prog="python -m instructor", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("stubs", help="regenerate assignment/attention.py from solutions/").set_defaults(run=cmd_stubs)
+    batch = commands.add_parser("batch", help="grade every sub-folder of SUBMISSIONS (one per student)")
+    batch.add_argument("submissions")
+    batch.add_argument("--suite", choices=SUITE_CHOICES, default="all")
+    batch.add_argument("--jobs", type=int, default=2)
+    batch.add_argument("--output", default="grades.csv")
+    batch.add_argument("--timeout", type=float, default=600.0)
+    batch.add_argument("--no-sandbox", action="store_true",
+                       help="grade even where student code cannot be sandboxed (it then runs with your permissions)")
+    where = batch.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS", help="grade on the Dask scheduler at ADDRESS (tcp://host:8786)")
+    where.add_argument("--cluster", metavar="local:N", help="grade on a new Dask LocalCluster of N worker processes")
+    batch.add_argument("--roster", metavar="CSV", help="GitHub Classroom's roster export: adds each student's identifier")
+    batch.add_argument("--similarity", action="store_true",
+                       help="also write a copydetect similarity report and flag similar pairs (scores unchanged)")
+    batch.set_defaults(run=cmd_batch)
+
+    canvas = commands.add_parser("canvas-export", help="a CSV for Canvas's gradebook import, from a batch gradebook")
+    canvas.add_argument("--gradebook", default="grades.csv", help="batch's CSV, made with --roster")
+    canvas.add_argument("--canvas", required=True, metavar="CSV", help="the gradebook you exported from Canvas")
+    canvas.add_argument("--column", required=True, help='the assignment column, as Canvas names it: "Lab 03 (4242)"')
+    canvas.add_argument("--output", default="canvas-import.csv")
+    canvas.set_defaults(run=cmd_canvas_export)
+
+    release = commands.add_parser("release", help="build the student template repository in DEST")
+    release.add_argument("dest")
+    release.add_argument("--no-git", action="store_true", help="do not make it a one-commit git repository")
+    release.add_argument("--github", default="COURSE/lab03-template", metavar="OWNER/NAME",
+                         help="the template's GitHub repository, for the Open in Colab links")
+    release.set_defaults(run=cmd_release)
+
+    bundle = commands.add_parser("gradescope", help="build DEST/autograder.zip for Gradescope")
+    bundle.add_argument("dest")
+    bundle.set_defaults(run=cmd_gradescope)
+
+    for name, (module_name, help_text) in TOOLS.items():
+        tool = commands.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            module = importlib.import_module(module_name)
+            module.add_arguments(tool)
+            tool.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
+    return args.run(args)
