@@ -62,7 +62,7 @@ TOOLS = {
     "mutants": ("instructor.mutants", "grade the catalogued student bugs and degenerate submissions (make mutants)"),
     "notebook": ("instructor.notebook", "build, check or run assignment/playground.ipynb"),
     "figures": ("instructor.figures", "draw the attention heatmaps of docs/lab.md"),
-    "bench": ("instructor.bench", "benchmark the reference against torch (make bench)"),
+    "bench": ("instructor.bench.cli", "benchmark the reference against torch (make bench)"),
     "bench-grade": ("instructor.bench_grade", "what grading costs: wall, CPU and memory of whole grader commands"),
 }
 
