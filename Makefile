@@ -38,12 +38,17 @@ clean:
 # --- instructors and CI (not in the student template) ---------------------------------------------
 JOBS ?= 2
 
-.PHONY: check stubs tooling reference-full-marks stubs-zero mutants notebook figures bench bench-grade student gradescope
+.PHONY: check lint stubs tooling reference-full-marks stubs-zero mutants notebook figures bench bench-grade student gradescope
 
-check: tooling reference-full-marks stubs-zero mutants notebook
+check: lint tooling reference-full-marks stubs-zero mutants notebook
 
 stubs: $(PY)
 	$(PY) -m instructor stubs
+
+# ruff (.ruff.toml) and mypy (.mypy.ini) over grader/ and instructor/
+lint: $(PY)
+	$(PY) -m ruff check grader instructor
+	$(PY) -m mypy
 
 tooling: $(PY)
 	$(PY) -m pytest tests/tooling -q -p no:cacheprovider
