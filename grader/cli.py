@@ -1,13 +1,14 @@
-"""`python -m grader COMMAND`: grade one submission, here or on Gradescope (instructors' tools: `python -m instructor`)."""
+"""`python -m grader COMMAND`: grade one submission, here or on Gradescope (instructors: `python -m instructor`)."""
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from grader.paths import ASSIGNMENT, SUITE_CHOICES
 
 
-def cmd_grade(args):
+def cmd_grade(args: argparse.Namespace) -> int:
     from grader.formats import RENDERERS
     from grader.grade import grade
     from grader.run import GraderError
@@ -36,7 +37,7 @@ def cmd_grade(args):
     return 0 if full else 1
 
 
-def cmd_gradescope_run(args):
+def cmd_gradescope_run(args: argparse.Namespace) -> int:
     from grader.gradescope import run
     from grader.sandbox.isolation import SandboxUnavailable, describe, require
 
@@ -50,7 +51,7 @@ def cmd_gradescope_run(args):
     return 0
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -82,6 +83,6 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return args.run(args)

@@ -1,13 +1,15 @@
 """Grade one submission: find its attention.py, run the suite, score it."""
 
 from pathlib import Path
+from typing import Any
 
 from grader.paths import ASSIGNMENT, IMPL_NAME, find_impl
 from grader.run import RawRun, collect_manifest, run_pytest, suite_paths
 from grader.score import build_report
 
 
-def missing_report(path, suite, tests_dir=None, message=None, flag=f"missing: no {IMPL_NAME} in the submission"):
+def missing_report(path: str | Path, suite: str, tests_dir: str | Path | None = None, message: str | None = None,
+                   flag: str = f"missing: no {IMPL_NAME} in the submission") -> dict[str, Any]:
     """Every test failed, with a message saying where we looked: a valid report without running anything."""
     names, tests_dir = suite_paths(suite, tests_dir)
     run = RawRun(impl=str(path), suites=names)
@@ -21,7 +23,7 @@ def missing_report(path, suite, tests_dir=None, message=None, flag=f"missing: no
     return build_report(run)
 
 
-def outside_reason(path, impl):
+def outside_reason(path: str | Path, impl: str | Path) -> str | None:
     """Why impl may not be graded as path's (a symbolic link, or a file outside the folder), or None."""
     path, impl = Path(path), Path(impl)
     folder = path if path.is_dir() else path.parent
@@ -33,7 +35,9 @@ def outside_reason(path, impl):
     return None
 
 
-def grade(path=ASSIGNMENT, suite="public", timeout=600.0, tests_dir=None, prespawn=True):
+def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float = 600.0,
+          tests_dir: str | Path | None = None, prespawn: bool = True) -> dict[str, Any]:
+    """The report of path's attention.py on suite, or a report of every test failed if there is none to grade."""
     impl = find_impl(path)
     if impl is None:
         return missing_report(path, suite, tests_dir)

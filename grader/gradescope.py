@@ -32,7 +32,7 @@ def _out_of_time(results, budget):
     os._exit(0)
 
 
-def run(root, hidden_visibility="after_published", budget=None):
+def run(root: str | Path, hidden_visibility: str = "after_published", budget: float | None = None) -> Path:
     """Grade root/submission on every suite into root/results/results.json; always write a file,
     within Gradescope's time limit: tests still running when the budget runs out fail as timed out."""
     root = Path(root)
@@ -48,7 +48,8 @@ def run(root, hidden_visibility="after_published", budget=None):
 
         report = grade(root / "submission", "all", timeout=budget)
         if report["flags"] and report["flags"][0].startswith("missing"):
-            present = sorted(str(p.relative_to(root / "submission")) for p in (root / "submission").rglob("*") if p.is_file())
+            submission = root / "submission"
+            present = sorted(str(p.relative_to(submission)) for p in submission.rglob("*") if p.is_file())
             note = f"Your submission has: {', '.join(present) or 'no files'}. Upload a file named attention.py."
             for test in report["tests"]:
                 test["message"] += f"\n{note}"

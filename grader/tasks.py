@@ -8,7 +8,7 @@ class Task:
     id: str
     points: int
     title: str
-    functions: tuple
+    functions: tuple[str, ...]
     bonus: bool = False
 
 
@@ -30,6 +30,7 @@ BY_ID = {task.id: task for task in TASKS}
 CORE_POINTS = sum(task.points for task in TASKS if not task.bonus)
 
 
-def task_order(task_id):
+def task_order(task_id: str) -> int:
+    """The task's place in TASKS (unknown ids last), to sort by."""
     ids = [task.id for task in TASKS]
     return ids.index(task_id) if task_id in ids else len(ids)

@@ -3,20 +3,21 @@
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 
 from grader.paths import SUITE_CHOICES
 
 
-def cmd_stubs(args):
+def cmd_stubs(args: argparse.Namespace) -> int:
     from instructor.stubs import write_stubs
 
     print(f"wrote {write_stubs()}")
     return 0
 
 
-def cmd_batch(args):
-    from instructor.batch import run_batch
+def cmd_batch(args: argparse.Namespace) -> int:
     from grader.sandbox.isolation import SandboxUnavailable, describe
+    from instructor.batch import run_batch
 
     print(describe(), file=sys.stderr)
     try:
@@ -30,7 +31,7 @@ def cmd_batch(args):
     return 0
 
 
-def cmd_canvas_export(args):
+def cmd_canvas_export(args: argparse.Namespace) -> int:
     from instructor import lms
 
     try:
@@ -43,14 +44,14 @@ def cmd_canvas_export(args):
     return 0
 
 
-def cmd_release(args):
+def cmd_release(args: argparse.Namespace) -> int:
     from instructor.release import release
 
     print(f"student template written to {release(args.dest, git=not args.no_git, github=args.github)}")
     return 0
 
 
-def cmd_gradescope(args):
+def cmd_gradescope(args: argparse.Namespace) -> int:
     from instructor.gradescope import build
 
     print(f"wrote {build(args.dest)}")
@@ -67,7 +68,8 @@ TOOLS = {
 }
 
 
-def build_parser(command=None):
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every command; only the named tool's module is imported, to add its arguments."""
     parser = argparse.ArgumentParser(prog="python -m instructor", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("stubs", help="regenerate assignment/attention.py from solutions/").set_defaults(run=cmd_stubs)
@@ -82,7 +84,8 @@ def build_parser(command=None):
     where = batch.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", help="grade on the Dask scheduler at ADDRESS (tcp://host:8786)")
     where.add_argument("--cluster", metavar="local:N", help="grade on a new Dask LocalCluster of N worker processes")
-    batch.add_argument("--roster", metavar="CSV", help="GitHub Classroom's roster export: adds each student's identifier")
+    batch.add_argument("--roster", metavar="CSV",
+                       help="GitHub Classroom's roster export: adds each student's identifier")
     batch.add_argument("--similarity", action="store_true",
                        help="also write a copydetect similarity report and flag similar pairs (scores unchanged)")
     batch.set_defaults(run=cmd_batch)
@@ -114,7 +117,7 @@ def build_parser(command=None):
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(argv[0] if argv else None).parse_args(argv)
     return args.run(args)

@@ -1,17 +1,20 @@
 """Attention heatmaps for docs/lab.md.
 
-    python -m instructor.figures [--impl DIR] [--out docs/figures]
+    python -m instructor figures [--impl DIR] [--out docs/figures]
 
 DIR holds the attention.py to draw (default: solutions/). It runs in this process, so point it
 only at code you trust. The PNGs are byte-for-byte reproducible with the same matplotlib version.
 """
 
+import argparse
 import importlib.util
-import sys
+from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 
 import torch
 from matplotlib.figure import Figure
+from torch import Tensor
 
 from grader.paths import IMPL_NAME, REPO, SOLUTIONS, find_impl
 
@@ -22,18 +25,20 @@ DPI = 100
 PNG_METADATA = {"Software": None}  # matplotlib would stamp its version into every PNG
 
 
-def load_attention(impl):
+def load_attention(impl: str | Path) -> ModuleType:
     """The attention.py in folder (or file) impl, imported by path."""
     path = find_impl(impl)
     if path is None:
         raise FileNotFoundError(f"no {IMPL_NAME} in {impl}")
     spec = importlib.util.spec_from_file_location("attention", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def mask_panels(attention):
+def mask_panels(attention: ModuleType) -> dict[str, Tensor]:
     """{title: weights [T, T]} of one head for the same q, k, v under three masks."""
     g = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(1, 1, SEQ_LEN, 16, generator=g, dtype=torch.float64) for _ in range(3))
@@ -47,7 +52,7 @@ def mask_panels(attention):
     }
 
 
-def head_panels(attention):
+def head_panels(attention: ModuleType) -> dict[str, Tensor]:
     """{title: weights [T, T]} of every head of a seeded MultiHeadAttention(D_MODEL, N_HEADS)."""
     with torch.random.fork_rng():
         torch.manual_seed(0)
@@ -58,12 +63,12 @@ def head_panels(attention):
     return {f"head {h}": weights[0, h] for h in range(N_HEADS)}
 
 
-def heatmaps(panels, title):
+def heatmaps(panels: Mapping[str, Tensor], title: str) -> Figure:
     """One heatmap per panel, on a shared 0..max colour scale."""
     fig = Figure(figsize=(3.3 * len(panels) + 1, 3.8), dpi=DPI, layout="constrained")
     axes = fig.subplots(1, len(panels))
     top = max(weights.max().item() for weights in panels.values())
-    for ax, (name, weights) in zip(axes, panels.items()):
+    for ax, (name, weights) in zip(axes, panels.items(), strict=True):
         image = ax.imshow(weights.numpy(), cmap="viridis", vmin=0.0, vmax=top)
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("key position")
@@ -75,12 +80,14 @@ def heatmaps(panels, title):
     return fig
 
 
-def write_figures(attention, out):
+def write_figures(attention: ModuleType, out: str | Path) -> list[Path]:
     """Write attention_masks.png and multi_head_weights.png into folder out; return their paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figures = {
-        "attention_masks.png": heatmaps(mask_panels(attention), f"The same q, k, v (one head, T={SEQ_LEN}) under three masks"),
+        "attention_masks.png": heatmaps(
+            mask_panels(attention), f"The same q, k, v (one head, T={SEQ_LEN}) under three masks"
+        ),
         "multi_head_weights.png": heatmaps(
             head_panels(attention), f"MultiHeadAttention(d_model={D_MODEL}, n_heads={N_HEADS}): weights per head"
         ),
@@ -92,12 +99,12 @@ def write_figures(attention, out):
     return paths
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--impl", default=SOLUTIONS, help="folder holding attention.py (default: solutions/)")
     parser.add_argument("--out", default=REPO / "docs" / "figures", help="output folder (default: docs/figures/)")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     for path in write_figures(load_attention(args.impl), args.out):
         print(f"wrote {path}")
     return 0

@@ -6,7 +6,7 @@ from pathlib import Path
 from grader.paths import REPO
 from instructor.release import PLATFORM, SHIPPED
 
-SOURCES = tuple(path for path in SHIPPED if not path.startswith(("assignment/", "docs/", ".gitignore"))) + ("tests/hidden",)
+SOURCES = (*(path for path in SHIPPED if not path.startswith(("assignment/", "docs/", ".gitignore"))), "tests/hidden")
 EXECUTABLE = 0o100755 << 16
 
 
@@ -17,7 +17,7 @@ def _files(relative):
     return [path] if path.exists() else []
 
 
-def build(dest):
+def build(dest: str | Path) -> Path:
     """Write dest/autograder.zip: setup.sh and run_autograder at its root, beside the grader and suites."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,12 @@ User ID, ID or the student's name, in that order). A student missing on either s
 """
 
 import csv
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+Row = dict[str, str]
 
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Section")
 CANVAS_MATCH_ORDER = ("SIS Login ID", "SIS User ID", "ID", "Student")
@@ -27,12 +32,12 @@ POINTS_POSSIBLE = "Points Possible"
 class Unmatched:
     """Who could not be joined: nobody is dropped silently."""
 
-    without_roster_entry: list = field(default_factory=list)  # graded folders no roster row names
-    not_submitted: list = field(default_factory=list)  # roster rows with no graded folder
-    not_in_canvas: list = field(default_factory=list)  # graded students Canvas does not list
-    without_grade: list = field(default_factory=list)  # Canvas students with no grade
+    without_roster_entry: list[str] = field(default_factory=list)  # graded folders no roster row names
+    not_submitted: list[str] = field(default_factory=list)  # roster rows with no graded folder
+    not_in_canvas: list[str] = field(default_factory=list)  # graded students Canvas does not list
+    without_grade: list[str] = field(default_factory=list)  # Canvas students with no grade
 
-    def lines(self):
+    def lines(self) -> list[str]:
         labels = {
             "without_roster_entry": "graded, but no roster row names this folder",
             "not_submitted": "on the roster, but no submission was graded",
@@ -42,12 +47,13 @@ class Unmatched:
         return [f"{labels[name]}: {', '.join(people)}" for name, people in vars(self).items() if people]
 
 
-def read_rows(path):
+def read_rows(path: str | Path) -> list[Row]:
+    """The rows of a CSV file (a spreadsheet's byte-order mark dropped)."""
     with open(path, newline="", encoding="utf-8-sig") as handle:
         return list(csv.DictReader(handle))
 
 
-def roster_entry(folder, roster):
+def roster_entry(folder: str, roster: Sequence[Row]) -> Row | None:
     """The roster row whose GitHub username names the batch folder, or None."""
     lowered = folder.lower()
     for row in roster:
@@ -57,12 +63,12 @@ def roster_entry(folder, roster):
     return None
 
 
-def add_roster(gradebook, roster_csv):
+def add_roster(gradebook: str | Path, roster_csv: str | Path) -> Unmatched:
     """Rewrite the gradebook CSV with the roster's identifier and github_username after `student`."""
     rows = read_rows(gradebook)
     roster = read_rows(roster_csv)
     unmatched = Unmatched()
-    matched_usernames = set()
+    matched_usernames: set[str] = set()
     for row in rows:
         entry = roster_entry(row["student"], roster)
         row["identifier"] = entry["identifier"] if entry else ""
@@ -83,7 +89,8 @@ def add_roster(gradebook, roster_csv):
     return unmatched
 
 
-def canvas_row_for(identifier, canvas_rows):
+def canvas_row_for(identifier: str, canvas_rows: Sequence[Row]) -> Row | None:
+    """The Canvas student that identifier names, trying the columns of CANVAS_MATCH_ORDER in turn."""
     wanted = identifier.strip().lower()
     for column in CANVAS_MATCH_ORDER:
         for row in canvas_rows:
@@ -92,7 +99,8 @@ def canvas_row_for(identifier, canvas_rows):
     return None
 
 
-def canvas_export(gradebook, canvas_csv, column, output, points_possible=None):
+def canvas_export(gradebook: str | Path, canvas_csv: str | Path, column: str, output: str | Path,
+                  points_possible: str | None = None) -> Unmatched:
     """Write output, a CSV Canvas's gradebook import accepts, with the gradebook's totals in `column`."""
     graded = read_rows(gradebook)
     if graded and "identifier" not in graded[0]:
@@ -104,7 +112,7 @@ def canvas_export(gradebook, canvas_csv, column, output, points_possible=None):
     points_row = next((row for row in exported if row["Student"].strip() == POINTS_POSSIBLE), None)
     students = [row for row in exported if row is not points_row]
     unmatched = Unmatched()
-    scores = {}
+    scores: dict[int, str] = {}
     for row in graded:
         match = canvas_row_for(row["identifier"], students) if row["identifier"] else None
         if match is None:
@@ -124,6 +132,6 @@ def canvas_export(gradebook, canvas_csv, column, output, points_possible=None):
     return unmatched
 
 
-def report(unmatched, stream):
+def report(unmatched: Unmatched, stream: TextIO) -> None:
     for line in unmatched.lines():
         print(f"  ! {line}", file=stream)

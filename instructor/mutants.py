@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.paths import ASSIGNMENT, SOLUTION_FILE, STUB_FILE, SUITES, TESTS
+from grader.tasks import TASKS, task_order
 from tests.mutants.bonus import BONUS
 from tests.mutants.catalogue import CATALOGUE
 from tests.mutants.degenerate import degenerates
-from grader.tasks import TASKS, task_order
 
 REFERENCE = SOLUTION_FILE
 STUBS = ASSIGNMENT

@@ -5,19 +5,20 @@ The source is a jupytext percent-format script paired with the notebook (`format
 Jupyter and run `jupytext --sync instructor/playground_source.py`; then `build`. The notebook calls only
 the student's attention.py and torch: no solution code goes into the source.
 
-    python -m instructor.notebook build          write the notebook (no outputs)
-    python -m instructor.notebook check          exit 1 if the committed notebook is stale
-    python -m instructor.notebook run [--impl D] execute it headless against D/attention.py (default: solutions/)
+    python -m instructor notebook build          write the notebook (no outputs)
+    python -m instructor notebook check          exit 1 if the committed notebook is stale
+    python -m instructor notebook run [--impl D] execute it headless against D/attention.py (default: solutions/)
 
 `run` copies D/attention.py into a temporary folder and executes the notebook there, with the
 IPython kernel of this Python (no registered kernelspec needed), so `import attention` in the
 notebook picks up that copy.
 """
 
+import argparse
 import os
 import shutil
-import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import jupytext
@@ -26,7 +27,7 @@ from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
-from grader.paths import ASSIGNMENT, IMPL_NAME, INSTRUCTOR, REPO, SOLUTIONS, find_impl
+from grader.paths import ASSIGNMENT, IMPL_NAME, INSTRUCTOR, SOLUTIONS, find_impl
 
 SOURCE = INSTRUCTOR / "playground_source.py"
 NOTEBOOK = ASSIGNMENT / "playground.ipynb"
@@ -36,7 +37,7 @@ METADATA = {
 }
 
 
-def build():
+def build() -> nbformat.NotebookNode:
     """The notebook as jupytext reads the source, with stable cell ids and no jupytext metadata, so that
     rebuilding gives the same bytes and the student's copy is a plain notebook."""
     notebook = jupytext.read(SOURCE, fmt="py:percent")
@@ -47,11 +48,13 @@ def build():
     return notebook
 
 
-def render(notebook):
+def render(notebook: nbformat.NotebookNode) -> str:
+    """The notebook's file text, as committed."""
     return nbformat.writes(notebook) + "\n"
 
 
-def execute(impl, timeout=300, env=None):
+def execute(impl: str | Path | None, timeout: int = 300,
+            env: Mapping[str, str] | None = None) -> nbformat.NotebookNode:
     """The committed notebook, executed in a new folder holding a copy of the attention.py in folder
     (or file) impl; impl=None leaves the folder empty, as on Colab. env: extra environment variables
     for the kernel. Raises nbclient's CellExecutionError when a cell fails."""
@@ -60,24 +63,27 @@ def execute(impl, timeout=300, env=None):
     kernel = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=this_python)
     with tempfile.TemporaryDirectory() as folder:
         if impl is not None:
-            shutil.copy(find_impl(impl), Path(folder) / IMPL_NAME)
+            source = find_impl(impl)
+            if source is None:
+                raise FileNotFoundError(f"no {IMPL_NAME} in {impl}")
+            shutil.copy(source, Path(folder) / IMPL_NAME)
         client = NotebookClient(notebook, km=kernel, timeout=timeout, resources={"metadata": {"path": folder}})
         client.execute(cleanup_kc=True, env={**os.environ, **(env or {})})
     return notebook
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("build", "check", "run"))
     parser.add_argument("--impl", default=SOLUTIONS, help="for run: folder holding attention.py (default: solutions/)")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     if args.action == "build":
         NOTEBOOK.write_text(render(build()))
         print(f"wrote {NOTEBOOK}")
     elif args.action == "check":
         if not NOTEBOOK.is_file() or NOTEBOOK.read_text() != render(build()):
-            print(f"{NOTEBOOK} is stale: run `python -m instructor.notebook build`")
+            print(f"{NOTEBOOK} is stale: run `python -m instructor notebook build`")
             return 1
         print(f"{NOTEBOOK} is up to date")
     else:

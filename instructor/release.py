@@ -53,12 +53,13 @@ def _copy(source, target):
         shutil.copy2(source, target)
 
 
-def student_makefile():
+def student_makefile() -> str:
+    """The Makefile without its instructors' and CI's targets."""
     text = (REPO / "Makefile").read_text()
     return text[: text.index(MAKEFILE_CUT)].rstrip() + "\n"
 
 
-def scan(tree):
+def scan(tree: str | Path) -> list[tuple[str, str]]:
     """Every solution-only line of the reference found in a text file of tree: [(path, line)]."""
     source = SOLUTION_FILE.read_text()
     found = []
@@ -73,14 +74,15 @@ def scan(tree):
     return found
 
 
-def point_links_at(tree, github):
+def point_links_at(tree: str | Path, github: str) -> None:
     """Make the Colab links of the shipped pages open OWNER/NAME's notebook."""
     for relative in LINKED:
         page = Path(tree) / relative
         page.write_text(page.read_text().replace(GITHUB_PLACEHOLDER, github))
 
 
-def release(dest, git=True, github=GITHUB_PLACEHOLDER):
+def release(dest: str | Path, git: bool = True, github: str = GITHUB_PLACEHOLDER) -> Path:
+    """Write the student template into dest (replacing it), refuse it if solution code leaked in."""
     dest = Path(dest)
     if dest.exists():
         shutil.rmtree(dest)
@@ -94,7 +96,8 @@ def release(dest, git=True, github=GITHUB_PLACEHOLDER):
     leaks = scan(dest)
     if leaks:
         shutil.rmtree(dest)
-        raise LeakError("solution code in the student template: " + "; ".join(f"{p}: {l}" for p, l in leaks[:5]))
+        shown = "; ".join(f"{path}: {line}" for path, line in leaks[:5])
+        raise LeakError(f"solution code in the student template: {shown}")
     if git:
         _git(dest, "init", "-q", "-b", "main")
         _commit(dest, "Lab 03: Attention from Scratch (starter)")
@@ -111,7 +114,7 @@ def _commit(tree, message):
     _git(tree, "-c", "user.name=Course staff", "-c", "user.email=staff@example.invalid", "commit", "-q", "-m", message)
 
 
-def add_solutions_branch(tree):
+def add_solutions_branch(tree: str | Path) -> None:
     """A `solutions` branch on top of main with the reference as assignment/attention.py: pushed to the
     private template, it shows on GitHub itself that the Classroom workflow gives full marks."""
     _git(tree, "checkout", "-q", "-b", SOLUTIONS_BRANCH)

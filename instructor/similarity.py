@@ -12,6 +12,7 @@ gives honest pairs too.
 """
 
 import csv
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,13 +36,14 @@ class Pair:
         return max(self.first_share, self.second_share)
 
 
-def compare(files: dict, html: Path, boilerplate: Path = STUBS, display=DISPLAY_THRESHOLD) -> list:
+def compare(files: Mapping[str, str | Path], html: Path, boilerplate: Path = STUBS,
+            display: float = DISPLAY_THRESHOLD) -> list[Pair]:
     """Pairs of {student: attention.py} above `display`, most similar first; writes the HTML report."""
     from copydetect import CopyDetector
 
     detector = CopyDetector(extensions=["py"], display_t=display, autoopen=False, silent=True,
                             out_file=str(html))
-    owner = {}
+    owner: dict[str, str] = {}
     for student, path in sorted(files.items()):
         detector.add_file(str(path))
         owner[str(path)] = student
@@ -57,7 +59,8 @@ def compare(files: dict, html: Path, boilerplate: Path = STUBS, display=DISPLAY_
     return sorted(pairs, key=lambda pair: (-pair.similarity, pair.first, pair.second))
 
 
-def write_pairs(pairs: list, path: Path) -> None:
+def write_pairs(pairs: Sequence[Pair], path: Path) -> None:
+    """The pairs as CSV rows, shares to three decimals."""
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student", "other", "share_of_student_in_other", "share_of_other_in_student",
@@ -67,9 +70,9 @@ def write_pairs(pairs: list, path: Path) -> None:
                              pair.overlap_tokens])
 
 
-def flags(pairs: list, threshold=FLAG_THRESHOLD) -> dict:
+def flags(pairs: Sequence[Pair], threshold: float = FLAG_THRESHOLD) -> dict[str, list[str]]:
     """{student: [flag, ...]} for every pair at or above threshold, on both of its students."""
-    found = {}
+    found: dict[str, list[str]] = {}
     for pair in pairs:
         if pair.similarity >= threshold:
             percent = f"{pair.similarity:.0%}"

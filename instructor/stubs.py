@@ -3,6 +3,7 @@ block becomes `raise NotImplementedError(...)`; everything else (signatures, doc
 given helpers) is kept as it is."""
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from grader.paths import SOLUTION_FILE, STUB_FILE
@@ -30,7 +31,7 @@ def _enclosing_name(lines, index):
     raise MarkerError(f"line {index + 1}: {BEGIN} outside any function")
 
 
-def solution_blocks(source):
+def solution_blocks(source: str) -> Iterator[tuple[int, int, str]]:
     """Yield (start, end, name) line indices of every solution block (markers included)."""
     lines = source.splitlines()
     start = None
@@ -49,7 +50,7 @@ def solution_blocks(source):
         raise MarkerError(f"line {start + 1}: {BEGIN} without {END}")
 
 
-def make_stub(source):
+def make_stub(source: str) -> str:
     """Return the student version of a solution source."""
     lines = source.splitlines()
     out = []
@@ -63,10 +64,10 @@ def make_stub(source):
     return "\n".join(out) + "\n"
 
 
-def solution_snippets(source):
+def solution_snippets(source: str) -> list[str]:
     """Code lines that appear only inside solution blocks (stripped, non-trivial): what must never ship."""
     lines = source.splitlines()
-    inside = set()
+    inside: set[int] = set()
     for start, end, _ in solution_blocks(source):
         inside.update(range(start + 1, end))
     given = {line.strip() for index, line in enumerate(lines) if index not in inside}
@@ -87,13 +88,14 @@ def _distinctive(code):
     return True
 
 
-def leaked_lines(text, source):
+def leaked_lines(text: str, source: str) -> list[str]:
     """The solution-only lines that appear (as whole stripped lines) in text."""
     present = {line.strip() for line in text.splitlines()}
     return [code for code in solution_snippets(source) if code in present]
 
 
-def write_stubs(solution=SOLUTION_FILE, stub=STUB_FILE):
+def write_stubs(solution: str | Path = SOLUTION_FILE, stub: str | Path = STUB_FILE) -> Path:
+    """Write the stub of solution to stub; returns stub's path."""
     stub = Path(stub)
     stub.parent.mkdir(parents=True, exist_ok=True)
     stub.write_text(make_stub(Path(solution).read_text()))

@@ -44,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"torch {env['torch']}, {env['threads']} threads, {env['cpu']}, load {env['load']:.1f}, "
           f"THP_MEM_ALLOC_ENABLE={env['thp']}", flush=True)
     lab = measure.lab_rows_by_allocator(3 if args.quick else 5)
-    print_section(f"causal attention at (B, H, T, d) = {measure.LAB_SHAPE}, float32", report.format_attention_table(lab))
+    print_section(f"causal attention at (B, H, T, d) = {measure.LAB_SHAPE}, float32",
+                  report.format_attention_table(lab))
     swept = {name: compared[name] for name in (QUICK_SWEEP_NAMES if args.quick else compared)
              if name != measure.NEW_TENSOR}
     sweep = {}

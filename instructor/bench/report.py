@@ -120,9 +120,9 @@ def write_page(path: Path, env: Mapping[str, Any], lab: Mapping[str, list[Row]],
     """docs/benchmarks.md from page.md, keeping the grading benchmarks' section (instructor.bench_grade)."""
     text = PAGE.read_text().format(
         **env, quick=" --quick" if quick else "", pages="huge pages" if env["thp"] == "1" else "4 KiB pages",
-        verdicts="\n".join(verdicts(figures)), lab_shape=LAB_SHAPE, attention_table="\n".join(format_attention_table(lab)),
-        block_size=BLOCK_SIZE, sweep_table="\n".join(format_sweep_table(sweep)), d_model=D_MODEL, n_heads=N_HEADS,
-        decode_table="\n".join(format_decode_table(decode)),
+        verdicts="\n".join(verdicts(figures)), lab_shape=LAB_SHAPE, block_size=BLOCK_SIZE, d_model=D_MODEL,
+        n_heads=N_HEADS, attention_table="\n".join(format_attention_table(lab)),
+        sweep_table="\n".join(format_sweep_table(sweep)), decode_table="\n".join(format_decode_table(decode)),
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     kept = marked_section(path)
