@@ -1,6 +1,6 @@
 """Mutation check: do the test suites catch real student bugs, name them, and pay nothing for nothing?
 
-    python -m instructor.mutants [--suite hidden|public|both] [--jobs 2] [--only NAME ...] [--json FILE]
+    python -m instructor mutants [--suite hidden|public|both] [--jobs 2] [--only NAME ...] [--json FILE]
 
 Every mutant of tests/mutants/catalogue.py and bonus.py (the reference with one realistic bug) is
 graded. A mutant is CAUGHT when its task loses points under the hidden suite, and under the public
@@ -19,18 +19,21 @@ Each submission is graded once through the grader itself (grader.grade, as `pyth
 --suite all --format json`), and its report is split by each test's suite.
 """
 
+import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from grader.paths import ASSIGNMENT, SOLUTION_FILE, STUB_FILE, SUITES, TESTS
 from grader.tasks import TASKS, task_order
 from tests.mutants.bonus import BONUS
-from tests.mutants.catalogue import CATALOGUE
-from tests.mutants.degenerate import degenerates
+from tests.mutants.catalogue import CATALOGUE, Mutant
+from tests.mutants.degenerate import Degenerate, degenerates
 
 REFERENCE = SOLUTION_FILE
 STUBS = ASSIGNMENT
@@ -38,20 +41,25 @@ CAUSE_PREFIX = "Likely cause:"
 PUBLIC_CAUGHT_FLOOR = 0.90  # of all mutants (core and bonus), caught by the public suite
 NAMED_FLOOR = 0.92  # of all mutants, named by a Likely cause line of the public suite (72/78 on 1 Dec)
 
+Tasks = dict[str, dict[str, Any]]  # one suite's result for one attention.py (see grading below)
+Cause = tuple[str, str, str]  # (suite, test, a Likely cause line)
+
 
 class CatalogueError(Exception):
     """A mutant no longer applies to the reference (its `old` text is missing or ambiguous)."""
 
 
-def catalogue():
+def catalogue() -> tuple[Mutant, ...]:
+    """Every mutant: the core tasks' and the bonus tasks'."""
     return CATALOGUE + BONUS
 
 
-def degenerate_submissions():
+def degenerate_submissions() -> list[Degenerate]:
+    """The degenerate submissions, built on the current stubs."""
     return degenerates(STUB_FILE.read_text())
 
 
-def apply(mutant, source, filename="attention.py"):
+def apply(mutant: Mutant, source: str, filename: str = "attention.py") -> str:
     """The mutant's source: source with its edits applied; CatalogueError if one does not apply."""
     for number, (old, new) in enumerate(mutant.edits, 1):
         count = source.count(old)
@@ -69,7 +77,8 @@ def apply(mutant, source, filename="attention.py"):
     return source
 
 
-def materialize(dest_dir, mutants=None, reference=REFERENCE):
+def materialize(dest_dir: str | Path, mutants: Iterable[Mutant] | None = None,
+                reference: str | Path = REFERENCE) -> list[tuple[Mutant, Path]]:
     """Write dest_dir/<name>/attention.py for each mutant; returns [(mutant, folder), ...]."""
     source = Path(reference).read_text()
     made = []
@@ -82,7 +91,7 @@ def materialize(dest_dir, mutants=None, reference=REFERENCE):
     return made
 
 
-def materialize_degenerates(dest_dir, chosen):
+def materialize_degenerates(dest_dir: str | Path, chosen: Iterable[Degenerate]) -> list[tuple[Degenerate, Path]]:
     """Write dest_dir/degenerates/<name>/attention.py for each degenerate; returns [(degenerate, folder), ...]."""
     from tests.mutants.degenerate import StubMismatch, source
 
@@ -105,15 +114,15 @@ def materialize_degenerates(dest_dir, chosen):
 # "failed": [[test name, status, first line of its message], ...],
 # "causes": [[test name, status, a "Likely cause: ..." line of its message], ...]}}.
 
-def likely_causes(message):
+def likely_causes(message: str | None) -> list[str]:
     """The lines of a test's message that start with "Likely cause:"."""
     lines = (line.strip() for line in (message or "").splitlines())
     return [line for line in lines if line.startswith(CAUSE_PREFIX)]
 
 
-def split_report(report):
+def split_report(report: Mapping[str, Any]) -> dict[str, Tasks]:
     """{suite: tasks} from one grader report, each test counted in its own suite."""
-    suites = {}
+    suites: dict[str, Tasks] = {}
     for test in report["tests"]:
         tasks = suites.setdefault(test["suite"], {})
         entry = tasks.setdefault(test["task"], {"lost": 0.0, "points": 0.0, "failed": [], "causes": []})
@@ -126,7 +135,8 @@ def split_report(report):
     return suites
 
 
-def grader_suites(impl_dir, suites, timeout=900.0, attempts=2):
+def grader_suites(impl_dir: str | Path, suites: Sequence[str], timeout: float = 900.0,
+                  attempts: int = 2) -> dict[str, Tasks]:
     """{suite: tasks} for suites, from one run of the grader itself (`--suite all` for both)."""
     from grader.grade import grade
     from grader.score import MISSING
@@ -145,18 +155,18 @@ def grader_suites(impl_dir, suites, timeout=900.0, attempts=2):
     return {name: graded[name] for name in suites}
 
 
-def lost(tasks):
+def lost(tasks: Tasks | None) -> dict[str, float]:
     """{task: points lost} for the tasks that lost any."""
     return {task: entry["lost"] for task, entry in (tasks or {}).items() if entry["lost"]}
 
 
-def earned(tasks):
+def earned(tasks: Tasks | None) -> dict[str, float]:
     """{task: points earned} for the tasks that earned any."""
     return {task: entry["points"] - entry["lost"] for task, entry in (tasks or {}).items()
             if entry["points"] - entry["lost"]}
 
 
-def problems_in(mutant, suite, tasks):
+def problems_in(mutant: Mutant, suite: str, tasks: Tasks) -> list[str]:
     """Why one suite's tasks do not catch the mutant ([] when they do)."""
     losses = lost(tasks)
     problems = [] if losses.get(mutant.task) else [f"{suite} suite: {mutant.task} loses no points"]
@@ -166,9 +176,9 @@ def problems_in(mutant, suite, tasks):
     return problems
 
 
-def verdict(mutant, public, hidden):
+def verdict(mutant: Mutant, public: Tasks | None, hidden: Tasks | None) -> tuple[str, str]:
     """('CAUGHT' | 'MISSED' | 'n/a', why) from each suite's tasks (None = suite not run)."""
-    problems = []
+    problems: list[str] = []
     judged = False
     for suite, tasks, required in (("hidden", hidden, True), ("public", public, mutant.public)):
         if tasks is None or not required:
@@ -182,12 +192,12 @@ def verdict(mutant, public, hidden):
 
 # -- diagnoses -------------------------------------------------------------------------------
 
-def names_cause(line, cause):
+def names_cause(line: str, cause: str | None) -> bool:
     """True when a Likely cause line holds the cause's words (case-insensitive)."""
     return cause is not None and cause.casefold() in line.casefold()
 
 
-def diagnosis(mutant, public):
+def diagnosis(mutant: Mutant, public: Tasks | None) -> tuple[bool, str | None]:
     """(named, line): whether a failing public test of the mutant's task names its cause, and the
     Likely cause line to show (the naming one, else the first one, else None)."""
     entry = (public or {}).get(mutant.task, {})
@@ -198,20 +208,20 @@ def diagnosis(mutant, public):
     return False, (lines[0] if lines else None)
 
 
-def all_causes(by_suite):
+def all_causes(by_suite: Mapping[str, Tasks | None]) -> list[Cause]:
     """[(suite, test, line)] for every Likely cause line of every graded suite."""
     return [(suite, test, line) for suite, tasks in by_suite.items() for entry in (tasks or {}).values()
             for test, _, line in entry.get("causes", [])]
 
 
-def wrong_diagnoses(mutant, by_suite):
+def wrong_diagnoses(mutant: Mutant, by_suite: Mapping[str, Tasks]) -> list[Cause]:
     """The Likely cause lines that do not hold the mutant's cause ([] when the catalogue gives none)."""
     if mutant.cause is None:
         return []
     return [item for item in all_causes(by_suite) if not names_cause(item[2], mutant.cause)]
 
 
-def unearned_points(name, by_suite, allowed=frozenset()):
+def unearned_points(name: str, by_suite: Mapping[str, Tasks], allowed: frozenset[str] = frozenset()) -> list[str]:
     """Problems for a submission that must earn nothing outside the `allowed` tasks."""
     problems = []
     for suite, tasks in by_suite.items():
@@ -224,7 +234,7 @@ def unearned_points(name, by_suite, allowed=frozenset()):
     return problems
 
 
-def diagnoses_of(name, by_suite):
+def diagnoses_of(name: str, by_suite: Mapping[str, Tasks]) -> list[str]:
     """Problems for a submission that must get no Likely cause line at all (nothing known is wrong)."""
     return [f"WRONG DIAGNOSIS: {name} gets a Likely cause line in {suite}/{test}: {line}"
             for suite, test, line in all_causes(by_suite)]
@@ -235,17 +245,18 @@ def diagnoses_of(name, by_suite):
 @dataclass
 class Row:
     """One mutant's results."""
-    mutant: object
+    mutant: Mutant
     status: str  # CAUGHT, MISSED, ERROR or n/a
     why: str
     caught_public: bool | None  # None when the public suite was not graded
     named: bool | None  # None when the public suite was not graded
     cause_line: str | None  # the Likely cause line shown for it
-    wrong: list = field(default_factory=list)  # [(suite, test, line)] not holding its cause
-    unchecked: list = field(default_factory=list)  # [(suite, test, line)] of a mutant with no cause
+    wrong: list[Cause] = field(default_factory=list)  # not holding its cause
+    unchecked: list[Cause] = field(default_factory=list)  # [(suite, test, line)] of a mutant with no cause
 
 
-def judge(mutant, by_suite, failed_grading):
+def judge(mutant: Mutant, by_suite: Mapping[str, Tasks], failed_grading: bool) -> Row:
+    """The mutant's row, from the suites it was graded on."""
     public = by_suite.get("public")
     status, why = verdict(mutant, public, by_suite.get("hidden"))
     if failed_grading:
@@ -260,7 +271,7 @@ def judge(mutant, by_suite, failed_grading):
     )
 
 
-def fractions(rows):
+def fractions(rows: Sequence[Row]) -> dict[str, float]:
     """{"mutants": n, "public_caught", "named", "caught": fractions of n} (caught = CAUGHT verdicts)."""
     count = len(rows) or 1
     return {
@@ -271,7 +282,7 @@ def fractions(rows):
     }
 
 
-def floor_failures(summary):
+def floor_failures(summary: Mapping[str, float]) -> list[str]:
     """The fractions below their floors."""
     failures = []
     if summary["public_caught"] < PUBLIC_CAUGHT_FLOOR:
@@ -283,7 +294,7 @@ def floor_failures(summary):
     return failures
 
 
-def describe(tasks, own=None):
+def describe(tasks: Tasks | None, own: str | None = None) -> str:
     """'sdpa 8/8, mha 3/8' for the tasks that lost points; the mutant's own task first."""
     if tasks is None:
         return "-"
@@ -293,7 +304,7 @@ def describe(tasks, own=None):
     return ", ".join(f"{task} {points:g}/{tasks[task]['points']:g}" for task, points in items) or "none"
 
 
-def describe_earned(tasks):
+def describe_earned(tasks: Tasks | None) -> str:
     """'divisibility 3/5, heads 1/10' for the tasks that earned points."""
     if tasks is None:
         return "-"
@@ -301,11 +312,15 @@ def describe_earned(tasks):
     return ", ".join(f"{task} {points:g}/{tasks[task]['points']:g}" for task, points in items) or "nothing"
 
 
-def yes_no(flag):
+def yes_no(flag: bool | None) -> str:
     return "-" if flag is None else "yes" if flag else "no"
 
 
-def print_table(rows, degenerates, get, suites, verbose):
+Lookup = Callable[[str, str], Tasks | None]  # (name, suite) -> its tasks, None when not graded
+
+
+def print_table(rows: Sequence[Row], degenerates: Sequence[tuple[Degenerate, list[str]]], get: Lookup,
+                suites: Sequence[str], verbose: bool) -> None:
     width = max([len(row.mutant.name) for row in rows] + [len(d.name) for d, _ in degenerates] + [10]) + 1
     column = 40
     header = (f"{'mutant':<{width}} {'task':<16} {'pub':<4} "
@@ -337,7 +352,7 @@ def print_table(rows, degenerates, get, suites, verbose):
         print_diagnoses(rows, width)
 
 
-def print_diagnoses(rows, width):
+def print_diagnoses(rows: Sequence[Row], width: int) -> None:
     print("\nLikely cause lines of the mutants' own public tests:")
     for row in rows:
         text = row.cause_line or "(none)"
@@ -348,7 +363,7 @@ def print_diagnoses(rows, width):
             print(f"      WRONG DIAGNOSIS in {suite}/{test}: {line[:160]}")
 
 
-def print_summary(rows, summary):
+def print_summary(rows: Sequence[Row], summary: Mapping[str, float] | None) -> None:
     counts = {s: sum(1 for row in rows if row.status == s) for s in ("CAUGHT", "MISSED", "ERROR", "n/a")}
     print(f"\n{counts['CAUGHT']} caught, {counts['MISSED']} missed"
           + (f", {counts['ERROR']} not graded" if counts["ERROR"] else "")
@@ -367,7 +382,7 @@ def print_summary(rows, summary):
 
 # -- command line ----------------------------------------------------------------------------
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", choices=("hidden", "public", "both"), default="both")
     parser.add_argument("--jobs", type=int, default=2, help="gradings at a time (default 2)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants and degenerates")
@@ -376,11 +391,13 @@ def add_arguments(parser):
     parser.add_argument("--verbose", "-v", action="store_true", help="list each mutant's failing tests")
 
 
-def grade_all(targets, suites, jobs):
+def grade_all(targets: Sequence[tuple[str, Path]], suites: Sequence[str],
+              jobs: int) -> tuple[dict[tuple[str, str], Tasks], dict[tuple[str, str], str]]:
     """{(name, suite): tasks} for [(name, folder)] x suites, one grading per target, `jobs` at a time."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {name: pool.submit(grader_suites, folder, suites) for name, folder in targets}
-        results, errors = {}, {}
+        results: dict[tuple[str, str], Tasks] = {}
+        errors: dict[tuple[str, str], str] = {}
         for number, (name, future) in enumerate(futures.items(), 1):
             try:
                 results.update({(name, suite): tasks for suite, tasks in future.result().items()})
@@ -392,18 +409,18 @@ def grade_all(targets, suites, jobs):
     return results, errors
 
 
-def choose(args):
-    """(mutants, degenerates) to grade, or an error message for unknown --only names."""
+def choose(only: Sequence[str] | None) -> tuple[Sequence[Mutant], Sequence[Degenerate]]:
+    """(mutants, degenerates) to grade: those named in only, or all; ValueError for unknown names."""
     mutants, degenerates = catalogue(), degenerate_submissions()
-    if not args.only:
-        return mutants, degenerates, None
-    unknown = set(args.only) - {m.name for m in mutants} - {d.name for d in degenerates}
+    if not only:
+        return mutants, degenerates
+    unknown = set(only) - {m.name for m in mutants} - {d.name for d in degenerates}
     if unknown:
-        return None, None, f"unknown mutant(s): {', '.join(sorted(unknown))}"
-    return [m for m in mutants if m.name in args.only], [d for d in degenerates if d.name in args.only], None
+        raise ValueError(f"unknown mutant(s): {', '.join(sorted(unknown))}")
+    return [m for m in mutants if m.name in only], [d for d in degenerates if d.name in only]
 
 
-def warn_missing_test_files(suites):
+def warn_missing_test_files(suites: Iterable[str]) -> None:
     for suite in suites:
         names = {p.name for p in (TESTS / suite).glob("test_*.py")}
         missing = sorted(f"test_{t.id}.py" for t in TASKS if f"test_{t.id}.py" not in names)
@@ -411,11 +428,12 @@ def warn_missing_test_files(suites):
             print(f"warning: tests/{suite} has no {', '.join(missing)}", file=sys.stderr)
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     suites = SUITES if args.suite == "both" else (args.suite,)
-    mutants, degenerates, error = choose(args)
-    if error:
-        print(error, file=sys.stderr)
+    try:
+        mutants, degenerates = choose(args.only)
+    except ValueError as unknown:
+        print(unknown, file=sys.stderr)
         return 2
     warn_missing_test_files(suites)
 
@@ -467,7 +485,9 @@ def run(args):
     return 1 if failures else 0
 
 
-def write_json(path, suites, results, rows, degenerates, get, summary, errors, failures):
+def write_json(path: str | Path, suites: Sequence[str], results: Mapping[tuple[str, str], Tasks], rows: Sequence[Row],
+               degenerates: Sequence[tuple[Degenerate, list[str]]], get: Lookup, summary: Mapping[str, float] | None,
+               errors: Mapping[tuple[str, str], str], failures: Sequence[str]) -> None:
     Path(path).write_text(json.dumps({
         "suites": list(suites),
         "results": {f"{name}:{suite}": tasks for (name, suite), tasks in results.items()},
