@@ -34,7 +34,7 @@ def code_outputs(executed):
 
 def test_committed_notebook_is_the_generated_one():
     assert notebook.NOTEBOOK.read_text() == notebook.render(notebook.build()), (
-        "assignment/playground.ipynb is stale: run `python -m instructor.notebook build`"
+        "assignment/playground.ipynb is stale: run `python -m instructor notebook build`"
     )
 
 
