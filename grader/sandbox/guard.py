@@ -16,6 +16,14 @@ not): torch's attention kernels are replaced (torch.library) by kernels that rec
 a thread or a process, or loading a C function through ctypes, is refused; during a graded call,
 numpy round trips (Tensor.numpy, __array__, torch.from_numpy, DLPack) are refused. Refusals are
 recorded in `refused`, so they count even when the student's code catches the error.
+
+The operation counter cannot be hidden the easy ways: it is pushed once and never popped (it counts
+only while a call is graded), so after install() torch's functions that pop or push dispatch modes,
+exclude the Python dispatch key, redispatch below it or define new operators are replaced everywhere by
+refusals that keep no way back to the originals (and gc introspection, which could find them, is refused).
+The function guard checks at every torch call of a graded call that the counter is still in place, and
+watch() checks it again when the call ends: a call whose operations were hidden from the counter fails.
+Entering torch._C.DisableTorchFunction (which blinds that check) is recorded as a refusal as well.
 """
 
 import _posixsubprocess
@@ -89,32 +97,52 @@ class _FunctionGuard(TorchFunctionMode):
         name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or str(func)
         if is_forbidden(name) or is_forbidden(str(func)):
             self.stats.forbidden.append(name)
+        if not _STATE["bookkeeping"] and not counter_in_place():
+            _REFUSALS.append(HIDDEN_MESSAGE)
         return func(*args, **(kwargs or {}))
 
 
 class _DispatchCounter(TorchDispatchMode):
-    def __init__(self, stats):
+    """Pushed once (`_counter()`) and never popped: counts the operations of the graded call in progress."""
+
+    def __init__(self):
         super().__init__()
-        self.stats = stats
+        self.stats = None
+        self.paused = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = func.name()
-        if is_forbidden(name):
-            self.stats.forbidden.append(name)
-        self.stats.op_count += 1
+        if self.stats is None or self.paused:
+            return func(*args, **(kwargs or {}))
+        _STATE["bookkeeping"] = True
+        try:
+            self._count_call(func)
+        finally:
+            _STATE["bookkeeping"] = False
         result = func(*args, **(kwargs or {}))
+        _STATE["bookkeeping"] = True
+        try:
+            self._count_result(func, args, kwargs, result)
+        finally:
+            _STATE["bookkeeping"] = False
+        return result
+
+    def _count_call(self, func):
+        if is_forbidden(func.name()):
+            self.stats.forbidden.append(func.name())
+        self.stats.op_count += 1
+
+    def _count_result(self, func, args, kwargs, result):
+        stats = self.stats
         first = _MATMULS.get(func.overloadpacket)
         if first is not None and len(args) >= first + 2:
             shape_a, shape_b = list(args[first].shape), list(args[first + 1].shape)
-            self.stats.op_shapes.append([name, shape_a, shape_b])
-            self.stats.multiply_adds += multiply_adds(shape_a, shape_b)
+            stats.op_shapes.append([func.name(), shape_a, shape_b])
+            stats.multiply_adds += multiply_adds(shape_a, shape_b)
         inputs = {_storage_ptr(leaf) for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.Tensor)}
         for leaf in tree_leaves(result):
             pointer = _storage_ptr(leaf) if isinstance(leaf, torch.Tensor) else None
             if pointer is not None and pointer not in inputs:
-                nbytes = leaf.untyped_storage().nbytes()
-                self.stats.largest_bytes = max(self.stats.largest_bytes, nbytes)
-        return result
+                stats.largest_bytes = max(stats.largest_bytes, leaf.untyped_storage().nbytes())
 
 
 def _storage_ptr(tensor):
@@ -130,31 +158,52 @@ def watch():
     """Context manager yielding the CallStats of everything run inside it."""
     stats = CallStats()
     first_hit, first_refusal = len(_HITS), len(_REFUSALS)
-    _STATE["graded"] = True
+    counter = _counter()
     try:
-        with _FunctionGuard(stats), _DispatchCounter(stats) as counter:
-            yield stats
-            if not _modes_in_place(counter):
-                _REFUSALS.append("the grader's operation counter was removed from torch's mode stack")
+        with _FunctionGuard(stats):
+            counter.stats, _STATE["graded"] = stats, True
+            try:
+                yield stats
+            finally:
+                counter.stats, _STATE["graded"] = None, False
+                if not counter_in_place():
+                    _REFUSALS.append(HIDDEN_MESSAGE)
     finally:
-        _STATE["graded"] = False
         stats.forbidden += _HITS[first_hit:]
         stats.refused += _REFUSALS[first_refusal:]
         if _STATE.get("installed") and not _overrides_hold():
             stats.refused.append("the grader's replacement of torch's attention kernels was undone")
 
 
-def _modes_in_place(counter):
-    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+HIDDEN_MESSAGE = ("operations were hidden from the grader's operation counter (torch's dispatch mode stack or "
+                  "dispatch keys were changed)")
+_C = torch._C
+_READ_STACK = (_C._len_torch_dispatch_stack, _C._get_dispatch_stack_at, _C._dispatch_tls_is_dispatch_key_excluded,
+               _C._dispatch_tls_is_dispatch_key_included, _C.DispatchKey.Python)
 
-    return counter in _get_current_dispatch_mode_stack()
+
+def _counter():
+    """The one dispatch counter of this process, pushed on first use and never popped."""
+    if _STATE["counter"] is None:
+        counter = _DispatchCounter()
+        counter.__enter__()
+        _STATE["counter"] = counter
+    return _STATE["counter"]
+
+
+def counter_in_place():
+    """Whether operations run now reach the counter: it is at the bottom of the dispatch mode stack and the
+    Python dispatch key is neither excluded nor dropped."""
+    length, at, excluded, included, python = _READ_STACK
+    return (length() > 0 and at(0) is _STATE["counter"]
+            and not excluded(python) and included(python))
 
 
 # -- process-wide rules (grader.sandbox.worker installs them before importing the student's file) ----------
 
 _HITS = []
 _REFUSALS = []
-_STATE = {"graded": False, "installed": False, "probing": False}
+_STATE = {"graded": False, "installed": False, "probing": False, "bookkeeping": False, "counter": None}
 _LIBRARY = []
 NUMPY_MESSAGE = ("{what} is refused while your code is graded: this lab asks for torch tensor operations "
                  "(no round trip through numpy)")
@@ -171,6 +220,22 @@ REFUSED_EVENTS = {
     "os.exec": "starting a program", "os.posix_spawn": "starting a process", "os.spawn": "starting a process",
     "subprocess.Popen": "starting a process", "ctypes.dlopen": "loading a C library (ctypes)",
     "ctypes.dlsym": "loading a C function (ctypes)", "sys.setprofile": "replacing the profiler hook",
+    "gc.get_objects": "searching the garbage collector's objects", "gc.get_referrers": "searching the garbage "
+    "collector's objects", "gc.get_referents": "searching the garbage collector's objects",
+}
+DISPATCH_KEYS = "changing torch's dispatch keys"
+COUNTER_ESCAPES = {  # torch._C name -> what it does; each would let operations run past the counter
+    "_pop_torch_dispatch_stack": "removing a mode from torch's dispatch mode stack",
+    "_push_on_torch_dispatch_stack": "pushing a mode on torch's dispatch mode stack",
+    "_set_dispatch_mode": "setting a torch dispatch mode", "_unset_dispatch_mode": "removing a torch dispatch mode",
+    "_DisableTorchDispatch": "disabling torch's dispatch modes",
+    "_disabled_torch_dispatch_impl": "running an operation below torch's dispatch modes",
+    "_ExcludeDispatchKeyGuard": DISPATCH_KEYS, "ExcludeDispatchKeyGuard": DISPATCH_KEYS,
+    "_SetExcludeDispatchKeyGuard": DISPATCH_KEYS, "_ForceDispatchKeyGuard": DISPATCH_KEYS,
+    "_dispatch_tls_set_dispatch_key_excluded": DISPATCH_KEYS, "_dispatch_tls_set_dispatch_key_included": DISPATCH_KEYS,
+    "_EnablePythonDispatcher": "switching torch's dispatcher", "_DisablePythonDispatcher": "switching torch's dispatcher",
+    "_EnablePreDispatch": "switching torch's dispatcher",
+    "_dispatch_library": "defining torch operators or kernels (torch.library)",
 }
 
 
@@ -238,6 +303,52 @@ def _only_outside_graded_calls(original, what):
     return checked
 
 
+def _refusal(what):
+    def refuse(*args, **kwargs):
+        _refuse(what)
+    return refuse
+
+
+def _recorded_while_graded(original, what):
+    def recorded(*args, **kwargs):
+        if _STATE["graded"]:
+            _REFUSALS.append(what)
+        return original(*args, **kwargs)
+    return recorded
+
+
+def _replace_everywhere(original, replacement):
+    """Rebind every name torch's modules have for original (`from torch._C import ...` made copies)."""
+    for name, module in list(sys.modules.items()):
+        if name == "torch" or name.startswith("torch."):
+            for attribute, value in list(vars(module).items()):
+                if value is original:
+                    setattr(module, attribute, replacement)
+
+
+def _print_uncounted(self, *, tensor_contents=None):
+    """torch's tensor printer without its pop of every dispatch mode: printing is simply not counted."""
+    counter = _counter()
+    counter.paused += 1
+    try:
+        with torch.no_grad():
+            no_functorch = torch._C._DisableFuncTorch()  # noqa: F841  (as torch's own printer does)
+            return torch._tensor_str._str_intern(self, tensor_contents=tensor_contents)
+    finally:
+        counter.paused -= 1
+
+
+def _keep_the_counter_in_place():
+    _counter()
+    torch._tensor_str._str = _print_uncounted
+    for name, what in COUNTER_ESCAPES.items():
+        _replace_everywhere(getattr(torch._C, name), _refusal(what))
+    torch._C._DispatchOperatorHandle.redispatch_boxed = _refusal("redispatching an operation below torch's modes")
+    disable = torch._C.DisableTorchFunction
+    _replace_everywhere(disable, _recorded_while_graded(
+        disable, "disabling torch's function handling (torch._C.DisableTorchFunction)"))
+
+
 def install():
     """Put the process-wide rules in place (once; they cannot be removed by the code they watch)."""
     if _STATE["installed"]:
@@ -257,5 +368,6 @@ def install():
         setattr(torch, name, _only_outside_graded_calls(getattr(torch, name), f"torch.{name}"))
     _thread.start_new_thread = threading._start_new_thread = _no_threads
     _posixsubprocess.fork_exec = _no_processes
+    _keep_the_counter_in_place()
     sys.addaudithook(_audit)
     _STATE["installed"] = True
