@@ -38,7 +38,8 @@ def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, 
     """no_sandbox: grade even where grader.sandbox.isolation cannot isolate the students from each other.
     scheduler / cluster: grade on Dask (an address, or "local:N") instead of `jobs` local processes.
     roster: GitHub Classroom's roster CSV, joined into the gradebook. similarity: flag similar code."""
-    require("batch", no_sandbox)
+    if not (scheduler or cluster):  # on Dask, each task requires the sandbox on the host that grades it
+        require("batch", no_sandbox)
     folders = submissions(root)
     reports_dir = Path(reports_dir or Path(output).with_suffix("").as_posix() + "-reports")
     reports_dir.mkdir(parents=True, exist_ok=True)

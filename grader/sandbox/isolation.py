@@ -11,7 +11,8 @@ Levels, best first (`level()` picks the best this machine offers, once per proce
 - "user-namespace": not root, user namespaces work: the namespaces above inside a user namespace, all
   capabilities dropped; same real uid as the grader.
 - "none": a plain child process (macOS, Windows, or no namespaces). Fine for a student grading themselves.
-The resource limits (LIMITS) apply at every level on Linux; the cgroup where one can be made.
+The resource limits (LIMITS) apply at every level on Linux; the cgroups (grader.sandbox.cgroups, v1 or v2) where
+they can be made.
 """
 
 import ctypes
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.paths import GRADER, IMPL_NAME, INSTRUCTOR, REPO, SOLUTIONS, TESTS, Env
+from grader.sandbox import cgroups
 
 LEVELS = ("namespaces", "uid", "user-namespace", "none")
 DESCRIPTIONS = {
@@ -166,12 +168,12 @@ class Slot:
         else:
             raise RuntimeError("no free sandbox uid")
         kill_uid(self.uid)
-        self.cgroups = make_cgroups(f"grader-sandbox-{self.uid}")
+        self.cgroups = cgroups.make(f"grader-sandbox-{self.uid}", LIMITS.tree_memory_mb * MB, LIMITS.processes)
 
     def release(self):
         if self.lock is None:
             return
-        remove_cgroups(self.cgroups)
+        cgroups.remove(self.cgroups)
         kill_uid(self.uid)
         self.lock.close()
         self.lock = None
@@ -197,53 +199,6 @@ def kill_uid(uid):
         if not found:
             return
         time.sleep(0.02)
-
-
-CGROUP_V1 = Path("/sys/fs/cgroup")
-
-
-def make_cgroups(name):
-    """Memory and pids cgroups (v1) for one worker tree; [] where they cannot be made."""
-    made = []
-    settings = {
-        "memory": {"memory.limit_in_bytes": LIMITS.tree_memory_mb * MB,
-                   "memory.memsw.limit_in_bytes": LIMITS.tree_memory_mb * MB},
-        "pids": {"pids.max": LIMITS.processes},
-    }
-    for controller, values in settings.items():
-        path = CGROUP_V1 / controller / name
-        try:
-            if path.exists():
-                remove_cgroups([path])
-            path.mkdir()
-        except OSError:
-            continue
-        made.append(path)
-        for key, value in values.items():
-            try:
-                (path / key).write_text(str(value))
-            except OSError:
-                pass
-    return made
-
-
-def remove_cgroups(paths):
-    for path in paths:
-        for _ in range(50):
-            try:
-                pids = (path / "cgroup.procs").read_text().split()
-            except OSError:
-                break
-            for pid in pids:
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except OSError:
-                    pass
-            try:
-                path.rmdir()
-                break
-            except OSError:
-                time.sleep(0.02)
 
 
 # -- starting the worker ---------------------------------------------------------------------------
@@ -453,8 +408,7 @@ def _become_worker(config, impl_copy, home):
 def boot(config_text):
     """The sandbox's init: join the cgroups, build the file system view, start the worker, reap."""
     config = json.loads(config_text)
-    for path in config["cgroups"]:
-        Path(path, "cgroup.procs").write_text(str(os.getpid()))
+    cgroups.join(config["cgroups"])
     source = Path(config["impl"]).read_bytes()
     scratch = config["scratch"]
     if config["mounts"]:

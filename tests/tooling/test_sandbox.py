@@ -9,6 +9,7 @@ import pytest
 
 from grader.paths import REPO
 
+from grader.sandbox import cgroups
 from grader.sandbox import isolation as sandbox
 from grader.sandbox.proxy import RefusedInSubmission, Submission, SubmissionError
 
@@ -72,6 +73,10 @@ PROBE = textwrap.dedent('''
 
     def via_numpy(x):
         return torch.from_numpy(x.numpy() * 2)
+
+    def prints_then_doubles(x):
+        print(x)
+        return x * 2
 ''')
 
 
@@ -131,12 +136,23 @@ def test_threads_and_numpy_round_trips_are_refused(worker):
         worker[0].via_numpy(torch.ones(2))
 
 
+def test_printing_a_tensor_in_a_graded_call_is_allowed_and_not_counted(worker):
+    import torch
+
+    assert torch.equal(worker[0].prints_then_doubles(torch.ones(3)), torch.full((3,), 2.0))
+    assert worker[0].last_stats["op_count"] == 1 and worker[0].last_stats["refused"] == []
+
+
 def test_the_tree_has_a_memory_and_a_process_limit_while_it_runs(worker):
     uid = worker[0].identity()[0]
-    memory = sandbox.CGROUP_V1 / "memory" / f"grader-sandbox-{uid}" / "memory.limit_in_bytes"
-    pids = sandbox.CGROUP_V1 / "pids" / f"grader-sandbox-{uid}" / "pids.max"
+    if cgroups.version() == 2:
+        group = next(cgroups.ROOT.glob(f"**/grader-sandbox-{uid}"), cgroups.ROOT / "none")
+        memory, pids = group / "memory.max", group / "pids.max"
+    else:
+        memory = cgroups.ROOT / "memory" / f"grader-sandbox-{uid}" / "memory.limit_in_bytes"
+        pids = cgroups.ROOT / "pids" / f"grader-sandbox-{uid}" / "pids.max"
     if not memory.exists():
-        pytest.skip("no writable cgroup v1 memory controller here")
+        pytest.skip("no writable cgroup memory controller here")
     assert int(memory.read_text()) <= sandbox.LIMITS.tree_memory_mb * sandbox.MB
     assert int(pids.read_text()) == sandbox.LIMITS.processes
 
@@ -155,7 +171,7 @@ def test_nothing_of_the_sandbox_is_left_after_stop(tmp_path):
             except OSError:
                 pass
     assert uid not in owners
-    assert not (sandbox.CGROUP_V1 / "memory" / f"grader-sandbox-{uid}").exists()
+    assert not list(cgroups.ROOT.glob(f"**/grader-sandbox-{uid}"))
 
 
 def test_a_symlinked_submission_is_refused(tmp_path):
@@ -185,6 +201,17 @@ def test_batch_refuses_to_run_unsandboxed_unless_told(tmp_path, monkeypatch):
     with pytest.raises(sandbox.SandboxUnavailable, match="--no-sandbox"):
         run_batch(tmp_path, suite="public", output=tmp_path / "grades.csv", progress=False)
     assert run_batch(tmp_path, suite="public", output=tmp_path / "grades.csv", progress=False, no_sandbox=True) == {}
+
+
+@pytest.mark.parametrize("where", [{"cluster": "local:1"}, {"scheduler": "tcp://127.0.0.1:8786"}])
+def test_batch_on_dask_leaves_the_sandbox_check_to_the_hosts_that_grade(tmp_path, monkeypatch, where):
+    from grader import batch
+
+    on_cluster = []
+    monkeypatch.setattr(sandbox, "_LEVEL", {"level": "none"})
+    monkeypatch.setattr(batch, "_grade_on_cluster", lambda *args: on_cluster.append(args[-1]))
+    assert batch.run_batch(tmp_path, suite="public", output=tmp_path / "grades.csv", progress=False, **where) == {}
+    assert on_cluster == [False]  # no_sandbox travels to the hosts, which call require() themselves
 
 
 def test_an_unimportable_neighbour_proves_the_folder_is_not_on_the_path(worker, tmp_path):
