@@ -197,3 +197,53 @@ with pop_function_mode(), pop_dispatch_mode():
     "huge_output": {"attention.py": inject(REFERENCE, SDPA_BODY, 'print("x" * 200_000_000)')},
 }
 PERSIST_PROBES = ("zz_tamper_probe.pth", "tamper_probe.cpython-311.pyc", "tamper_probe.py")
+
+
+# -- correct but Python-looped code that hides its operations from the grader's counter -----------------
+
+HIDE_AND_CALL = {  # how each submission runs `function` out of the counter's sight
+    "mode_popped": "from torch.utils._python_dispatch import _pop_mode_temporarily\n"
+                   "with _pop_mode_temporarily():\n    return function(*args, **kwargs)",
+    "dispatch_disabled": "with torch._C._DisableTorchDispatch():\n    return function(*args, **kwargs)",
+    "python_key_excluded": "with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):\n"
+                           "    return function(*args, **kwargs)",
+    "below_the_modes": "return torch.Tensor.__torch_dispatch__(function, (), args, kwargs)",
+}
+HIDDEN = '''
+import torch
+
+
+def _hidden(function):
+    def run(*args, **kwargs):
+{body}
+    return run
+
+
+{name} = _hidden({name})
+'''
+FULL_MATRIX_TILED = '''
+def tiled_attention(q, k, v, mask=None, is_causal=False, scale=None, block_size=64):
+    _check_tiled(q, k, v, mask, block_size)
+    return scaled_dot_product_attention(q, k, v, mask=mask, is_causal=is_causal, scale=scale)[0]
+'''
+
+
+def hidden(source, name, how):
+    body = "\n".join("        " + line for line in HIDE_AND_CALL[how].splitlines())
+    return at_import(source, HIDDEN.format(name=name, body=body))
+
+
+def _looped_sdpa():
+    from grader.mutants import apply
+    from tests.mutants.catalogue import CATALOGUE
+
+    return apply(next(entry for entry in CATALOGUE if entry.name == "sdpa_loop_over_batch_and_heads"), REFERENCE)
+
+
+LOOPED_SDPA = _looped_sdpa()
+HIDING_FROM_THE_COUNTER = {
+    **{f"looped_sdpa_{how}": hidden(LOOPED_SDPA, "scaled_dot_product_attention", how)
+       for how in ("mode_popped", "dispatch_disabled", "below_the_modes")},
+    "full_matrix_tiled_python_key_excluded": hidden(at_import(REFERENCE, FULL_MATRIX_TILED), "tiled_attention",
+                                                    "python_key_excluded"),
+}

@@ -17,7 +17,7 @@ from instructor import gradescope
 from grader.sandbox import isolation as sandbox
 from instructor.batch import run_batch
 from grader.grade import grade
-from tests.tooling.misbehaving import PERSIST_PROBES, REFERENCE, STUBS, TAMPERING
+from tests.tooling.misbehaving import HIDING_FROM_THE_COUNTER, PERSIST_PROBES, REFERENCE, STUBS, TAMPERING
 
 pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
 
@@ -43,7 +43,7 @@ def write_class(root):
         for relative, text in files.items():
             (root / name / relative).parent.mkdir(parents=True, exist_ok=True)
             (root / name / relative).write_text(text)
-    for name, text in HONEST.items():
+    for name, text in {**HONEST, **HIDING_FROM_THE_COUNTER}.items():
         (root / name).mkdir()
         (root / name / "attention.py").write_text(text)
     (root / "symlink_to_classmate").mkdir()
@@ -108,6 +108,35 @@ def test_torch_attention_out_of_the_guards_sight_is_still_caught(graded, name):
     assert report["tasks"]["sdpa"]["score"] == 0
     assert any(flag.startswith(("from-scratch", "sandbox")) for flag in report["flags"]), report["flags"]
     assert full(report, UNTOUCHED_TASKS)
+
+
+HIDDEN_LOOPS = [name for name in HIDING_FROM_THE_COUNTER if name.startswith("looped_sdpa")]
+
+
+def counter_messages(report, task):
+    return [test["message"] for test in report["tests"] if test["task"] == task and test["status"] != "passed"]
+
+
+def says_the_counter_was_dodged(message):
+    return "the grader refused it" in message and ("dispatch" in message or "operation counter" in message)
+
+
+@pytest.mark.parametrize("name", HIDDEN_LOOPS)
+def test_a_loop_hidden_from_the_operation_counter_earns_no_efficiency_points(graded, name):
+    report = graded[name]
+    assert report["tasks"]["efficiency"]["score"] == 0
+    messages = counter_messages(report, "efficiency")
+    assert messages and all(says_the_counter_was_dodged(message) for message in messages), messages
+    assert any(flag.startswith("sandbox") for flag in report["flags"]), report["flags"]
+    assert full(report, UNTOUCHED_TASKS)
+
+
+def test_a_full_matrix_hidden_from_the_memory_meter_earns_no_tiled_points(graded):
+    report = graded["full_matrix_tiled_python_key_excluded"]
+    assert report["tasks"]["tiled"]["score"] == 0
+    messages = counter_messages(report, "tiled")
+    assert messages and all(says_the_counter_was_dodged(message) for message in messages), messages
+    assert full(report, (*UNTOUCHED_TASKS, "sdpa", "mha", "efficiency"))
 
 
 def test_a_numpy_round_trip_fails_with_a_message_naming_it(graded):
