@@ -168,6 +168,16 @@ for _ in range(4):
 hog = [bytearray(1 << 30) for _ in range(4)]
 """
 
+CLASSMATE_ATTACK = r"""
+import glob, os
+for _path in sorted(glob.glob(os.path.join(os.environ.get("TAMPER_SCOPE", "/nonexistent"), "*", "attention.py"))):
+    try:
+        exec(compile(open(_path).read(), _path, "exec"))  # a classmate's functions, if the file can be read
+        break
+    except Exception:
+        continue
+"""
+
 TAMPERING = {
     "grader_folder_beside": {"attention.py": at_import(REFERENCE, "import grader.beside_marker"),
                              "grader/__init__.py": "", "grader/beside_marker.py": "",
@@ -192,6 +202,7 @@ with pop_function_mode(), pop_dispatch_mode():
     "numpy_round_trip": {"attention.py": inject(REFERENCE, SDPA_BODY, "q = torch.from_numpy(q.detach().numpy().copy())")},
     "reads_and_signals_other_processes": {"attention.py": at_import(STUBS, PROC_ATTACK)},
     "persists_into_later_runs": {"attention.py": at_import(STUBS, PERSIST_ATTACK)},
+    "reads_a_classmates_file": {"attention.py": at_import(STUBS, CLASSMATE_ATTACK)},
     "daemon_rewrites_results": {"attention.py": at_import(STUBS, DAEMON_ATTACK)},
     "memory_tree": {"attention.py": inject(REFERENCE, SDPA_BODY, MEMORY_TREE_ATTACK)},
     "huge_output": {"attention.py": inject(REFERENCE, SDPA_BODY, 'print("x" * 200_000_000)')},

@@ -1,6 +1,7 @@
 """What the worker's sandbox lets student code see and do, asked from inside one worker."""
 
 import os
+import sysconfig
 import textwrap
 import time
 from pathlib import Path
@@ -223,3 +224,71 @@ def test_an_unimportable_neighbour_proves_the_folder_is_not_on_the_path(worker, 
             submission.identity
     finally:
         submission.stop()
+
+
+# -- the "uid" level (root without namespaces), set up in a mount namespace by tests/tooling/at_level.py --
+
+UID_CLASS = """
+import json, sys
+from pathlib import Path
+from grader import sandbox
+from grader.batch import run_batch
+from tests.tooling.misbehaving import REFERENCE, STUBS, TAMPERING
+root = Path(sys.argv[1])
+students = {name: TAMPERING[name]["attention.py"] for name in sys.argv[2:]}
+for name, text in {"honest_reference": REFERENCE, "honest_stubs": STUBS, **students}.items():
+    (root / name).mkdir(parents=True)
+    (root / name / "attention.py").write_text(text)
+reports = run_batch(root, suite="public", jobs=2, output=root.parent / "grades.csv", progress=False, timeout=300)
+print(json.dumps({"level": sandbox.describe(), "reports": reports}))
+"""
+UID_ATTACKS = ("reads_and_signals_other_processes", "persists_into_later_runs", "reads_a_classmates_file",
+               "daemon_rewrites_results")
+
+
+@pytest.fixture(scope="module")
+def uid_class(tmp_path_factory):
+    import json
+    import subprocess
+    import sys
+
+    from tests.tooling import at_level
+
+    why = at_level.unavailable("uid")
+    if why:
+        pytest.skip(why)
+    base = tmp_path_factory.mktemp("uid-level")
+    (base / "results.json").write_text("the grader's results")
+    env = dict(os.environ, TAMPER_SCOPE=str(base / "class"), TAMPER_TARGET=str(base / "results.json"),
+               GRADER_CALL_TIMEOUT="2", GRADER_WORKER_MEMORY_MB="512")
+    done = subprocess.run(at_level.argv("uid", [sys.executable, "-c", UID_CLASS, str(base / "class"), *UID_ATTACKS]),
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    time.sleep(4)  # longer than the daemon attack waits before it writes
+    return base, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_uid_level_is_the_one_in_force(uid_class):
+    assert uid_class[1]["level"] == "isolation: " + sandbox.DESCRIPTIONS["uid"]
+
+
+def test_at_the_uid_level_the_reference_keeps_full_marks_and_the_stubs_zero(uid_class):
+    reports = uid_class[1]["reports"]
+    assert reports["honest_reference"]["score"] == reports["honest_reference"]["max_score"] > 0
+    assert reports["honest_stubs"]["score"] == 0
+    assert reports["honest_reference"]["flags"] == reports["honest_stubs"]["flags"] == []
+
+
+@pytest.mark.parametrize("name", UID_ATTACKS)
+def test_at_the_uid_level_an_attack_earns_nothing(uid_class, name):
+    assert uid_class[1]["reports"][name]["score"] == 0
+
+
+def test_at_the_uid_level_nothing_is_written_outside_the_scratch(uid_class):
+    from tests.tooling.misbehaving import PERSIST_PROBES
+
+    site = Path(sysconfig.get_paths()["purelib"])
+    for path in (site / PERSIST_PROBES[0],
+                 REPO / "grader" / "__pycache__" / PERSIST_PROBES[1], REPO / "tests" / PERSIST_PROBES[2]):
+        assert not path.exists(), path
+    assert (uid_class[0] / "results.json").read_text() == "the grader's results"

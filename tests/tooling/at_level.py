@@ -1,0 +1,82 @@
+"""Run a command whose grader gets a weaker sandbox level than this root machine offers, to test it:
+- "uid": root without namespaces (GRADER_SANDBOX=uid), as in a container without CAP_SYS_ADMIN;
+- "user-namespace": an ordinary user (uid 65534), whose grader makes user namespaces.
+Both start in a private mount namespace where the Python install, the repository and the temporary
+directory are made reachable by other uids (the Python of this machine and of CI lives under a 0700
+/root), in the same way the sandbox exposes them to its workers. Nothing outside the namespace changes.
+
+    python -m tests.tooling.at_level LEVEL -- COMMAND...   (as root, from the repository)
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from grader import REPO, sandbox
+
+LEVELS = ("uid", "user-namespace")
+ORDINARY_UID = 65534
+PROBE = [sys.executable, "-c", "from grader import sandbox; print(sandbox.level())"]
+
+
+def argv(level: str, command: list) -> list:
+    """The command line that runs command at level (from the repository, as root)."""
+    return [shutil.which("unshare") or "unshare", "--mount", "--propagation", "private",
+            sys.executable, "-m", "tests.tooling.at_level", "--inside", level, "--", *command]
+
+
+def unavailable(level: str) -> str | None:
+    """Why this machine cannot run a grader at level here; None when it can."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return "setting up another level needs root on Linux"
+    if not shutil.which("unshare"):
+        return "util-linux's unshare is missing"
+    try:
+        found = subprocess.run(argv(level, PROBE), cwd=REPO, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"the probe could not run: {error}"
+    reported = found.stdout.strip().splitlines()[-1:] or [found.stderr.strip()[-300:]]
+    return None if reported == [level] else f"a grader set up for {level!r} reports {reported[0]!r}"
+
+
+def _inside(level, command):
+    stage_root = Path(tempfile.mkdtemp(prefix="at-level-"))
+    for path in sandbox._needed():
+        sandbox._expose(str(path), stage_root)
+    stage_root.rmdir()
+    env = dict(os.environ)
+    if level == "uid":
+        env["GRADER_SANDBOX"] = "uid"
+    else:
+        env.pop("GRADER_SANDBOX", None)
+        home = Path(tempfile.mkdtemp(prefix="at-level-home-"))
+        os.chown(home, ORDINARY_UID, ORDINARY_UID)
+        env.update(HOME=str(home), TMPDIR=str(home), USER="nobody", LOGNAME="nobody")
+        os.setgroups([])
+        os.setresgid(ORDINARY_UID, ORDINARY_UID, ORDINARY_UID)
+        os.setresuid(ORDINARY_UID, ORDINARY_UID, ORDINARY_UID)
+    env.update(PYTHONDONTWRITEBYTECODE="1")
+    os.execvpe(command[0], command, env)
+
+
+def main(args: list) -> int:
+    inside = args[:1] == ["--inside"]
+    args = args[1:] if inside else args
+    if len(args) < 3 or args[0] not in LEVELS or args[1] != "--":
+        print(__doc__, file=sys.stderr)
+        return 2
+    level, command = args[0], args[2:]
+    if inside:
+        _inside(level, command)
+    why = unavailable(level)
+    if why:
+        print(f"skipped: the {level} level cannot be tested on this machine: {why}")
+        return 0
+    return subprocess.run(argv(level, command), cwd=REPO).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
