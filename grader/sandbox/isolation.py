@@ -242,6 +242,10 @@ def hidden_paths(impl_file, scratch):
     return [str(path) for path in candidates if not any(n == path or path in n.parents for n in needed)]
 
 
+def _to_expose(scratch):
+    return sorted({str(REPO.resolve()), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), scratch})
+
+
 def command(impl_file, fd, chosen):
     """(argv, slot, scratch) to start the worker on impl_file with socket fd at the chosen level."""
     python = [sys.executable, "-I", "-u", "-c", BOOT, str(REPO)]  # -u: print() reaches the log at once
@@ -254,8 +258,7 @@ def command(impl_file, fd, chosen):
               "scratch": scratch, "mounts": chosen in ("namespaces", "user-namespace"),
               "cgroups": [str(path) for path in slot.cgroups] if slot else [],
               "hide": hidden_paths(impl_file, scratch),
-              "expose": sorted({str(REPO.resolve()), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
-                                scratch})}
+              "expose": _to_expose(scratch) if slot else []}  # a user namespace keeps our uid: it reaches all we do
     argv = python + [json.dumps(config)]
     if chosen == "namespaces":
         argv = [shutil.which("unshare"), *NAMESPACE_FLAGS] + argv
