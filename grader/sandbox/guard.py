@@ -191,7 +191,7 @@ def _counter():
     return _STATE["counter"]
 
 
-def counter_in_place():
+def counter_in_place() -> bool:
     """Whether operations run now reach the counter: it is at the bottom of the dispatch mode stack and the
     Python dispatch key is neither excluded nor dropped."""
     length, at, excluded, included, python = _READ_STACK
@@ -224,6 +224,7 @@ REFUSED_EVENTS = {
     "collector's objects", "gc.get_referents": "searching the garbage collector's objects",
 }
 DISPATCH_KEYS = "changing torch's dispatch keys"
+DISPATCHER = "switching torch's dispatcher"
 COUNTER_ESCAPES = {  # torch._C name -> what it does; each would let operations run past the counter
     "_pop_torch_dispatch_stack": "removing a mode from torch's dispatch mode stack",
     "_push_on_torch_dispatch_stack": "pushing a mode on torch's dispatch mode stack",
@@ -232,9 +233,9 @@ COUNTER_ESCAPES = {  # torch._C name -> what it does; each would let operations 
     "_disabled_torch_dispatch_impl": "running an operation below torch's dispatch modes",
     "_ExcludeDispatchKeyGuard": DISPATCH_KEYS, "ExcludeDispatchKeyGuard": DISPATCH_KEYS,
     "_SetExcludeDispatchKeyGuard": DISPATCH_KEYS, "_ForceDispatchKeyGuard": DISPATCH_KEYS,
-    "_dispatch_tls_set_dispatch_key_excluded": DISPATCH_KEYS, "_dispatch_tls_set_dispatch_key_included": DISPATCH_KEYS,
-    "_EnablePythonDispatcher": "switching torch's dispatcher", "_DisablePythonDispatcher": "switching torch's dispatcher",
-    "_EnablePreDispatch": "switching torch's dispatcher",
+    "_dispatch_tls_set_dispatch_key_excluded": DISPATCH_KEYS,
+    "_dispatch_tls_set_dispatch_key_included": DISPATCH_KEYS,
+    "_EnablePythonDispatcher": DISPATCHER, "_DisablePythonDispatcher": DISPATCHER, "_EnablePreDispatch": DISPATCHER,
     "_dispatch_library": "defining torch operators or kernels (torch.library)",
 }
 

@@ -15,11 +15,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader import REPO, sandbox
+from grader.paths import REPO, Env
+from grader.sandbox import isolation as sandbox
 
 LEVELS = ("uid", "user-namespace")
 ORDINARY_UID = 65534
-PROBE = [sys.executable, "-c", "from grader import sandbox; print(sandbox.level())"]
+PROBE = [sys.executable, "-c", "from grader.sandbox.isolation import level; print(level())"]
 
 
 def argv(level: str, command: list) -> list:
@@ -49,9 +50,9 @@ def _inside(level, command):
     stage_root.rmdir()
     env = dict(os.environ)
     if level == "uid":
-        env["GRADER_SANDBOX"] = "uid"
+        env[Env.SANDBOX] = "uid"
     else:
-        env.pop("GRADER_SANDBOX", None)
+        env.pop(Env.SANDBOX, None)
         home = Path(tempfile.mkdtemp(prefix="at-level-home-"))
         os.chown(home, ORDINARY_UID, ORDINARY_UID)
         env.update(HOME=str(home), TMPDIR=str(home), USER="nobody", LOGNAME="nobody")

@@ -245,7 +245,7 @@ def hidden(source, name, how):
 
 
 def _looped_sdpa():
-    from grader.mutants import apply
+    from instructor.mutants import apply
     from tests.mutants.catalogue import CATALOGUE
 
     return apply(next(entry for entry in CATALOGUE if entry.name == "sdpa_loop_over_batch_and_heads"), REFERENCE)

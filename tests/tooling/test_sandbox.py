@@ -206,7 +206,7 @@ def test_batch_refuses_to_run_unsandboxed_unless_told(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("where", [{"cluster": "local:1"}, {"scheduler": "tcp://127.0.0.1:8786"}])
 def test_batch_on_dask_leaves_the_sandbox_check_to_the_hosts_that_grade(tmp_path, monkeypatch, where):
-    from grader import batch
+    from instructor import batch
 
     on_cluster = []
     monkeypatch.setattr(sandbox, "_LEVEL", {"level": "none"})
@@ -231,8 +231,8 @@ def test_an_unimportable_neighbour_proves_the_folder_is_not_on_the_path(worker, 
 UID_CLASS = """
 import json, sys
 from pathlib import Path
-from grader import sandbox
-from grader.batch import run_batch
+from grader.sandbox import isolation as sandbox
+from instructor.batch import run_batch
 from tests.tooling.misbehaving import REFERENCE, STUBS, TAMPERING
 root = Path(sys.argv[1])
 students = {name: TAMPERING[name]["attention.py"] for name in sys.argv[2:]}
