@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from tests.feedback import call, check_tensor, fail
-from tests.mistakes import check_causal_mask
+from tests.support.feedback import call, check_tensor, fail
+from tests.support.mistakes import check_causal_mask
 
 pytestmark = pytest.mark.task("causal_mask")
 

@@ -3,8 +3,8 @@ messages, valid head counts, and DimensionMismatchError being a ValueError."""
 
 import pytest
 
-from tests import inputs
-from tests.feedback import fail
+from tests.support import inputs
+from tests.support.feedback import fail
 from tests.public.test_divisibility import (
     MHA_CHECK,
     SPLIT_CHECK,

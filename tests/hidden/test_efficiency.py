@@ -3,9 +3,9 @@ MultiHeadAttention's masked cross-attention. Each counted call must also return 
 
 import pytest
 
-from tests import inputs, reference
-from tests.efficiency import VALUES_FIRST, assert_no_loops, counted, mha_count, sdpa_count, shape_text
-from tests.feedback import assert_close
+from tests.support import inputs, oracle
+from tests.support.efficiency import VALUES_FIRST, assert_no_loops, counted, mha_count, sdpa_count, shape_text
+from tests.support.feedback import assert_close
 
 pytestmark = pytest.mark.task("efficiency")
 BASE = (2, 3, 6, 8)
@@ -48,7 +48,7 @@ def test_attention_weights_runs_the_same_operations_at_every_shape(submission):
         mask = bool_mask(shape)
         label = f"attention_weights(scores, mask) at {shape_text('BHT', shape)}"
         got, count = counted(submission, submission.attention_weights, label, scores, mask)
-        assert_close(got, reference.softmax_weights(scores, mask), label, hint=VALUES_FIRST)
+        assert_close(got, oracle.softmax_weights(scores, mask), label, hint=VALUES_FIRST)
         return count
 
     base = weights_count(BASE, 220)

@@ -2,9 +2,9 @@
 
 import pytest
 
-from tests import inputs, reference
-from tests.feedback import assert_close, assert_unchanged, call
-from tests.mistakes import merge_mistakes, split_mistakes
+from tests.support import inputs, oracle
+from tests.support.feedback import assert_close, assert_unchanged, call
+from tests.support.mistakes import merge_mistakes, split_mistakes
 from tests.public.test_heads import run
 
 pytestmark = pytest.mark.task("heads")
@@ -18,7 +18,7 @@ def test_merge_heads_puts_head_h_at_features_h_times_d_head_onwards(submission):
     """merge_heads(x)[b, t, h*d_head + e] == x[b, h, t, e], with B, H, T and d_head all different."""
     x = inputs.randn(3, 4, 2, 5, salt=160)
     got = run(submission.merge_heads, "merge_heads(x [3, 4, 2, 5])", x)
-    assert_close(got, reference.merge_heads(x), "merge_heads(x [3, 4, 2, 5])", MODEL_DIMS,
+    assert_close(got, oracle.merge_heads(x), "merge_heads(x [3, 4, 2, 5])", MODEL_DIMS,
                  layout="[B, T, H * d_head]", hint="transpose(1, 2) to [B, T, H, d_head], then flatten(-2)",
                  mistakes=merge_mistakes(x))
 
@@ -29,7 +29,7 @@ def test_merge_heads_of_a_non_contiguous_input(submission):
     x = inputs.randn(4, 2, 3, 5, salt=161).permute(1, 2, 3, 0)  # [2, 3, 5, 4], non-contiguous
     label = "merge_heads(x) with x a permuted (non-contiguous) view"
     got = run(submission.merge_heads, label, x)
-    assert_close(got, reference.merge_heads(x), label, MODEL_DIMS, layout="[B, T, H * d_head]", hint=RESHAPE,
+    assert_close(got, oracle.merge_heads(x), label, MODEL_DIMS, layout="[B, T, H * d_head]", hint=RESHAPE,
                  mistakes=merge_mistakes(x))
 
 
@@ -39,7 +39,7 @@ def test_split_heads_of_a_non_contiguous_input(submission):
     x = inputs.randn(5, 2, 12, salt=162).transpose(0, 1)  # [2, 5, 12], non-contiguous
     label = "split_heads(x, 3) with x a transposed (non-contiguous) view"
     got = run(submission.split_heads, label, x, 3)
-    assert_close(got, reference.split_heads(x, 3), label, HEAD_DIMS, layout="[B, H, T, d_head]", hint=RESHAPE,
+    assert_close(got, oracle.split_heads(x, 3), label, HEAD_DIMS, layout="[B, H, T, d_head]", hint=RESHAPE,
                  mistakes=split_mistakes(x, 3))
 
 
@@ -51,10 +51,10 @@ def test_one_head_and_one_feature_per_head(submission):
         label = f"split_heads(x [2, 5, 12], {n_heads})"
         split = call(submission.split_heads, label, x, n_heads,
                      hint="size-1 dims are real dims: do not squeeze() them away")
-        assert_close(split, reference.split_heads(x, n_heads), label, HEAD_DIMS, layout=f"[B, H, T, d_head] = {shape}",
+        assert_close(split, oracle.split_heads(x, n_heads), label, HEAD_DIMS, layout=f"[B, H, T, d_head] = {shape}",
                      hint="view as [B, T, H, d_head], then transpose(1, 2)", mistakes=split_mistakes(x, n_heads))
         label = f"merge_heads(x {shape})"
-        heads = reference.split_heads(x, n_heads).contiguous()
+        heads = oracle.split_heads(x, n_heads).contiguous()
         merged = call(submission.merge_heads, label, heads, hint="size-1 dims are real dims: do not squeeze() them")
         assert_close(merged, x, label, MODEL_DIMS, layout="[B, T, H * d_head]",
                      hint="transpose(1, 2), then flatten(-2)", mistakes=merge_mistakes(heads))
@@ -66,6 +66,6 @@ def test_split_heads_leaves_x_unchanged(submission):
     x = inputs.randn(2, 5, 12, salt=164)
     got = call(submission.split_heads, "split_heads(x [2, 5, 12], 6)", x, 6)
     after = submission.last_args_after[:1]
-    assert_close(got, reference.split_heads(x, 6), "split_heads(x [2, 5, 12], 6)", HEAD_DIMS,
+    assert_close(got, oracle.split_heads(x, 6), "split_heads(x [2, 5, 12], 6)", HEAD_DIMS,
                  layout="[B, H, T, d_head]", mistakes=split_mistakes(x, 6))
     assert_unchanged([x], after, ["x"], "split_heads")

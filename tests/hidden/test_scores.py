@@ -6,9 +6,9 @@ import re
 import pytest
 import torch
 
-from tests import inputs, reference
-from tests.feedback import assert_close, assert_unchanged, call, fail
-from tests.mistakes import explicit_scale_mistakes, scale_mistakes
+from tests.support import inputs, oracle
+from tests.support.feedback import assert_close, assert_unchanged, call, fail
+from tests.support.mistakes import explicit_scale_mistakes, scale_mistakes
 
 pytestmark = pytest.mark.task("scores")
 DIMS = ("b", "h", "i", "j")
@@ -24,7 +24,7 @@ def test_scores_accept_2d_3d_and_5d_inputs(submission):
         q, k, _ = inputs.qkv(lead=lead, q_len=4, k_len=6, d=8, salt=salt)
         label = f"attention_scores(q {tuple(q.shape)}, k {tuple(k.shape)})"
         got = call(submission.attention_scores, label, q, k, hint=ANY_RANK)
-        assert_close(got, reference.scores(q, k), label, DIMS[-2:] if not lead else None,
+        assert_close(got, oracle.scores(q, k), label, DIMS[-2:] if not lead else None,
                      layout="[..., Tq, Tk]", hint=ANY_RANK, mistakes=scale_mistakes(q, k))
 
 
@@ -35,7 +35,7 @@ def test_scores_use_an_explicit_scale_of_2_1_and_0(submission):
     for scale in (2.0, 1.0, 0.0):  # 0.0 last: reaching it shows that explicit scales are used
         text = f"attention_scores(q, k, scale={scale})"
         got = call(submission.attention_scores, text, q, k, scale=scale)
-        assert_close(got, reference.scores(q, k, scale=scale), text, DIMS, layout="[B, H, Tq, Tk]",
+        assert_close(got, oracle.scores(q, k, scale=scale), text, DIMS, layout="[B, H, Tq, Tk]",
                      hint="when scale is given, use it instead of 1/sqrt(d) (test `scale is None`, not `not scale`)",
                      mistakes=explicit_scale_mistakes(q, k, scale))
 
@@ -56,7 +56,7 @@ def test_scores_in_float64_are_exact_to_double_precision(submission):
     mistakes[multiplied] = raw * (1 / float32_sqrt)
     mistakes["the scores were computed in float32: keep the inputs' dtype"] = (
         q.float() @ k.float().transpose(-2, -1) / math.sqrt(12)).double()
-    assert_close(got, reference.scores(q, k), "attention_scores(q, k) in float64", DIMS, hint=HINT,
+    assert_close(got, oracle.scores(q, k), "attention_scores(q, k) in float64", DIMS, hint=HINT,
                  mistakes=mistakes)
     assert_unchanged([q, k], submission.last_args_after[:2], ["q", "k"], "attention_scores")
 
@@ -70,7 +70,7 @@ def test_scores_of_non_contiguous_inputs(submission):
     label = "attention_scores(q, k) with transposed views as q and k"
     got = call(submission.attention_scores, label, q, k,
                hint="view() fails on a transposed tensor: use reshape(), transpose() or matmul directly")
-    assert_close(got, reference.scores(q, k), label, DIMS, hint=HINT, mistakes=scale_mistakes(q, k))
+    assert_close(got, oracle.scores(q, k), label, DIMS, hint=HINT, mistakes=scale_mistakes(q, k))
 
 
 def _names(message, *numbers):
@@ -85,7 +85,7 @@ def test_scores_reject_q_and_k_with_different_feature_sizes(submission):
     give the right scores)."""
     good_q, good_k, _ = inputs.qkv(lead=(2,), q_len=4, k_len=6, d=7, salt=109)
     label = "attention_scores(q (2, 4, 7), k (2, 6, 7))"
-    assert_close(call(submission.attention_scores, label, good_q, good_k), reference.scores(good_q, good_k), label,
+    assert_close(call(submission.attention_scores, label, good_q, good_k), oracle.scores(good_q, good_k), label,
                  ("b", "i", "j"), hint=HINT)
     q = inputs.randn(2, 4, 7, salt=107)
     k = inputs.randn(2, 6, 9, salt=108)

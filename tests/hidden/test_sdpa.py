@@ -6,10 +6,10 @@ import math
 import pytest
 import torch
 
-from tests import inputs, reference
-from tests.feedback import (assert_close, assert_unchanged, call, compare_pair, fail, gradients, run_causal,
+from tests.support import inputs, oracle
+from tests.support.feedback import (assert_close, assert_unchanged, call, compare_pair, fail, gradients, run_causal,
                             run_sdpa, unpack_pair)
-from tests.mistakes import as_pairs, causal_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
+from tests.support.mistakes import as_pairs, causal_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
 
 pytestmark = pytest.mark.task("sdpa")
 FLOAT_MASK_DROPPED = ("the float mask was ignored: either the mask was ignored because is_causal=True, or float "
@@ -30,7 +30,7 @@ def test_sdpa_with_bool_and_padding_masks_matches_torch(submission):
                        ("padding_mask [2, 1, 1, 7]", inputs.padding_mask([7, 3], 7))):
         label = f"scaled_dot_product_attention(q, k, v, mask={kind})"
         got = run_sdpa(submission, label, q, k, v, mask=mask)
-        compare_pair(got, reference.sdpa(q, k, v, mask=mask), label,
+        compare_pair(got, oracle.sdpa(q, k, v, mask=mask), label,
                      as_pairs(mask_mistakes(scores_of(q, k), mask), v),
                      hint="scores.masked_fill(~mask, float('-inf')) before the softmax; True = allowed")
 
@@ -42,7 +42,7 @@ def test_sdpa_adds_a_float_mask_to_the_scores(submission):
     mask = inputs.additive_mask(inputs.random_bool_mask(3, 2, 6, 4, salt=133), salt=134)
     label = "scaled_dot_product_attention(q, k, v, mask=float_mask)"
     got = run_sdpa(submission, label, q, k, v, mask=mask)
-    compare_pair(got, reference.sdpa(q, k, v, mask=mask), label,
+    compare_pair(got, oracle.sdpa(q, k, v, mask=mask), label,
                  as_pairs(float_mask_mistakes(scores_of(q, k), mask), v),
                  hint="a float mask is ADDED to the scaled scores")
 
@@ -54,8 +54,8 @@ def test_sdpa_is_causal_is_top_left_aligned_for_other_lengths(submission):
         q, k, v = inputs.qkv(lead=(3,), q_len=q_len, k_len=k_len, d=4, salt=salt)
         label = f"scaled_dot_product_attention(q [3, {q_len}, 4], k [3, {k_len}, 4], v, is_causal=True)"
         hint = "block key j for query i when j > i, with a [Tq, Tk] mask: torch.ones(Tq, Tk).tril()"
-        got = run_causal(submission, label, q, k, v, reference.sdpa(q, k, v), hint=hint)
-        compare_pair(got, reference.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v), hint=hint,
+        got = run_causal(submission, label, q, k, v, oracle.sdpa(q, k, v), hint=hint)
+        compare_pair(got, oracle.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v), hint=hint,
                      dims=("b", "i", "j"), out_dims=("b", "i", "c"))
 
 
@@ -67,9 +67,9 @@ def test_sdpa_applies_a_float_mask_and_is_causal_with_tq_different_from_tk(submi
     mask = inputs.additive_mask(inputs.random_bool_mask(4, 6, salt=139), salt=140)
     label = "scaled_dot_product_attention(q, k, v, float_mask [4, 6], True)"
     got = run_sdpa(submission, label, q, k, v, mask, True)
-    expected = reference.sdpa(q, k, v, mask=mask, is_causal=True)
-    mistakes = {"is_causal was ignored because a mask was given: apply both": reference.sdpa(q, k, v, mask=mask),
-                FLOAT_MASK_DROPPED: reference.sdpa(q, k, v, is_causal=True)}
+    expected = oracle.sdpa(q, k, v, mask=mask, is_causal=True)
+    mistakes = {"is_causal was ignored because a mask was given: apply both": oracle.sdpa(q, k, v, mask=mask),
+                FLOAT_MASK_DROPPED: oracle.sdpa(q, k, v, is_causal=True)}
     hint = "add the float mask AND block the causal future with -inf"
     compare_pair(got, expected, label, mistakes, hint=hint, dims=("b", "i", "j"), out_dims=("b", "i", "c"))
     assert_unchanged([q, k, v, mask], submission.last_args_after[:4], ["q", "k", "v", "mask"],
@@ -89,7 +89,7 @@ def test_sdpa_accepts_2d_3d_and_5d_inputs(submission):
         q, k, v = inputs.qkv(lead=lead, q_len=4, k_len=5, d=8, dv=6, salt=salt)
         label = f"scaled_dot_product_attention(q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)})"
         got = run_sdpa(submission, label, q, k, v, hint=ANY_RANK)
-        compare_pair(got, reference.sdpa(q, k, v), label, hint=ANY_RANK, dims=None, out_dims=None)
+        compare_pair(got, oracle.sdpa(q, k, v), label, hint=ANY_RANK, dims=None, out_dims=None)
 
 
 @pytest.mark.points(1)
@@ -100,24 +100,24 @@ def test_sdpa_scale_in_float64_defaults_to_inverse_sqrt_d_of_q(submission):
     label = "scaled_dot_product_attention(q [.., 8], k [.., 8], v [.., 3], is_causal=True) in float64"
     got = run_sdpa(submission, label, q, k, v, is_causal=True)
     float32_sqrt = torch.tensor(8.0).sqrt()  # what torch.sqrt(torch.tensor(d)) gives: float32
-    expected = reference.sdpa(q, k, v, is_causal=True)
+    expected = oracle.sdpa(q, k, v, is_causal=True)
     mistakes = {
         "the scale used v's feature size: it is 1/sqrt(d) with d = q.size(-1)":
-            reference.sdpa(q, k, v, is_causal=True, scale=1 / math.sqrt(3)),
-        "the scores are not scaled": reference.sdpa(q, k, v, is_causal=True, scale=1.0),
+            oracle.sdpa(q, k, v, is_causal=True, scale=1 / math.sqrt(3)),
+        "the scores are not scaled": oracle.sdpa(q, k, v, is_causal=True, scale=1.0),
         "the scale was computed in float32 (multiplying by 1 / torch.sqrt(torch.tensor(d)), a float32 tensor): "
-        "use d ** -0.5": reference.sdpa(q, k, v, is_causal=True, scale=(1 / float32_sqrt).item()),
+        "use d ** -0.5": oracle.sdpa(q, k, v, is_causal=True, scale=(1 / float32_sqrt).item()),
         "the scale was computed in float32 (dividing by torch.sqrt(torch.tensor(d)), a float32 tensor): use "
-        "math.sqrt(d)": reference.sdpa(q, k, v, is_causal=True, scale=1 / float32_sqrt.item()),
+        "math.sqrt(d)": oracle.sdpa(q, k, v, is_causal=True, scale=1 / float32_sqrt.item()),
         "output and weights are right to float32 precision only: something was computed in float32; keep "
         "float64 throughout": tuple(float32_precision(part) for part in expected),
     }
     compare_pair(got, expected, label, mistakes, hint="the default scale is 1/sqrt(q.size(-1)), in float64")
     label = label.replace("is_causal=True", "is_causal=True, scale=2.0")
     got = run_sdpa(submission, label, q, k, v, is_causal=True, scale=2.0)
-    compare_pair(got, reference.sdpa(q, k, v, is_causal=True, scale=2.0), label,
+    compare_pair(got, oracle.sdpa(q, k, v, is_causal=True, scale=2.0), label,
                  {"the scale argument is ignored (always 1/sqrt(d))": expected,
-                  "the scores are divided by scale, not multiplied": reference.sdpa(q, k, v, is_causal=True, scale=0.5)},
+                  "the scores are divided by scale, not multiplied": oracle.sdpa(q, k, v, is_causal=True, scale=0.5)},
                  hint="pass scale on to attention_scores")
 
 
@@ -130,11 +130,11 @@ def test_sdpa_gradients_match_torch_in_float64(submission):
                   torch.randn(2, 2, 5, 6, generator=g, dtype=torch.float64)]
     label = "scaled_dot_product_attention(q, k, v, is_causal=True)"
     got = run_sdpa(submission, label, q, k, v, is_causal=True)
-    compare_pair(got, reference.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v))
+    compare_pair(got, oracle.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v))
 
     def torch_grads(through_weights):
         leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
-        output, weights = reference.sdpa(*leaves, is_causal=True)
+        output, weights = oracle.sdpa(*leaves, is_causal=True)
         loss = (output * cotangents[0]).sum() + (weights * cotangents[1]).sum() * through_weights
         return torch.autograd.grad(loss, leaves)
 
@@ -154,7 +154,7 @@ def test_sdpa_rejects_k_and_v_with_different_lengths(submission):
     result)."""
     q, k, good_v = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8, salt=152)
     label = "scaled_dot_product_attention(q [2, 3, 4, 8], k [2, 3, 6, 8], v [2, 3, 6, 8])"
-    compare_pair(run_sdpa(submission, label, q, k, good_v), reference.sdpa(q, k, good_v), label)
+    compare_pair(run_sdpa(submission, label, q, k, good_v), oracle.sdpa(q, k, good_v), label)
     v = inputs.randn(2, 3, 5, 8, salt=153)
     text = "scaled_dot_product_attention(q [2, 3, 4, 8], k [2, 3, 6, 8], v [2, 3, 5, 8])"
     try:

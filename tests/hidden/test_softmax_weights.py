@@ -4,9 +4,9 @@ and in float64, gradients in float64, and the mask check."""
 import pytest
 import torch
 
-from tests import inputs, reference
-from tests.feedback import assert_close, assert_unchanged, call, fail, gradients
-from tests.mistakes import blocked_row_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
+from tests.support import inputs, oracle
+from tests.support.feedback import assert_close, assert_unchanged, call, fail, gradients
+from tests.support.mistakes import blocked_row_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
 
 pytestmark = pytest.mark.task("softmax_weights")
 DIMS = ("b", "h", "i", "j")
@@ -21,7 +21,7 @@ def test_a_padding_mask_broadcasts_over_heads_and_queries(submission):
     mask = inputs.padding_mask([7, 4], 7)
     label = "attention_weights(scores, padding_mask [2, 1, 1, 7])"
     got = call(submission.attention_weights, label, scores, mask)
-    assert_close(got, reference.softmax_weights(scores, mask), label, DIMS,
+    assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS,
                  hint="masked_fill and + broadcast a [B, 1, 1, Tk] mask over heads and queries by themselves",
                  mistakes=mask_mistakes(scores, mask))
     assert_unchanged([scores, mask], submission.last_args_after[:2], ["scores", "mask"], "attention_weights")
@@ -36,7 +36,7 @@ def test_fully_blocked_rows_give_zeros_in_float64_with_a_broadcast_mask(submissi
     mask[3] = False
     label = "attention_weights(scores [3, 4, 6] float64, mask [4, 6]) with fully blocked rows"
     got = call(submission.attention_weights, label, scores, mask, hint=NO_NAN)
-    assert_close(got, reference.softmax_weights(scores, mask), label, ("b", "i", "j"), hint=NO_NAN,
+    assert_close(got, oracle.softmax_weights(scores, mask), label, ("b", "i", "j"), hint=NO_NAN,
                  mistakes=blocked_row_mistakes(scores, mask))
 
 
@@ -49,7 +49,7 @@ def test_a_float64_float_mask_is_added_to_the_scores(submission):
     mask = inputs.additive_mask(allowed, dtype=torch.float64, salt=118)
     label = "attention_weights(scores float64, float_mask [4, 6] float64)"
     got = call(submission.attention_weights, label, scores, mask, hint=NO_NAN)
-    expected = reference.softmax_weights(scores, mask)
+    expected = oracle.softmax_weights(scores, mask)
     mistakes = float_mask_mistakes(scores, mask)
     mistakes["the weights are right to float32 precision only: they were computed in float32 and cast back; "
              "keep float64 throughout"] = float32_precision(expected)
@@ -66,9 +66,9 @@ def test_gradients_match_torch_in_float64_with_a_float_mask(submission):
     cotangent = inputs.randn(2, 3, 5, 4, dtype=torch.float64, salt=122)
     label = "attention_weights(scores float64, float_mask)"
     got = call(submission.attention_weights, label, scores, mask)
-    assert_close(got, reference.softmax_weights(scores, mask), label, DIMS, mistakes=float_mask_mistakes(scores, mask))
+    assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS, mistakes=float_mask_mistakes(scores, mask))
     leaf = scores.clone().requires_grad_(True)
-    (expected,) = torch.autograd.grad((reference.softmax_weights(leaf, mask) * cotangent).sum(), [leaf])
+    (expected,) = torch.autograd.grad((oracle.softmax_weights(leaf, mask) * cotangent).sum(), [leaf])
     (grad,) = gradients(submission.attention_weights, label, (scores, mask), [0], [cotangent], ["scores"])
     assert_close(grad, expected, f"d(loss)/d(scores) of {label}", DIMS,
                  hint="use differentiable torch operations only (no NumPy, .detach(), .data or .item())")
@@ -81,7 +81,7 @@ def test_a_mask_that_does_not_broadcast_raises_value_error(submission):
     scores = inputs.randn(2, 3, 5, 7, salt=124)
     fits = inputs.random_bool_mask(5, 7, salt=125)
     label = "attention_weights(scores [2, 3, 5, 7], mask [5, 7])"
-    assert_close(call(submission.attention_weights, label, scores, fits), reference.softmax_weights(scores, fits),
+    assert_close(call(submission.attention_weights, label, scores, fits), oracle.softmax_weights(scores, fits),
                  label, DIMS, mistakes=mask_mistakes(scores, fits))
     mask = torch.ones(5, 6, dtype=torch.bool)
     try:

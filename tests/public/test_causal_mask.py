@@ -2,8 +2,8 @@
 
 import pytest
 
-from tests.feedback import call
-from tests.mistakes import check_causal_mask
+from tests.support.feedback import call
+from tests.support.mistakes import check_causal_mask
 
 pytestmark = pytest.mark.task("causal_mask")
 

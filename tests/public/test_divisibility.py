@@ -6,8 +6,8 @@ import re
 import pytest
 import torch
 
-from tests import inputs, reference
-from tests.feedback import fail
+from tests.support import inputs, oracle
+from tests.support.feedback import fail
 
 pytestmark = pytest.mark.task("divisibility")
 
@@ -43,7 +43,7 @@ def split_heads_works(submission):
         got = submission.split_heads(x, 4)
     except Exception:
         return False
-    expected = reference.split_heads(x, 4)
+    expected = oracle.split_heads(x, 4)
     return isinstance(got, torch.Tensor) and got.shape == expected.shape and bool(torch.equal(got, expected))
 
 

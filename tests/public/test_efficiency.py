@@ -3,7 +3,7 @@ and in MultiHeadAttention.forward. Each counted call must also return torch's re
 
 import pytest
 
-from tests.efficiency import assert_no_loops, mha_count, sdpa_count, shape_text
+from tests.support.efficiency import assert_no_loops, mha_count, sdpa_count, shape_text
 
 pytestmark = pytest.mark.task("efficiency")
 SDPA_BASE = (2, 2, 8, 16)

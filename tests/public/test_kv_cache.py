@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from grader.sandbox.guard import multiply_adds
-from tests import inputs, mha_support, reference
-from tests.feedback import assert_close, call, check_tensor, fail
+from tests.support import inputs, mha, oracle
+from tests.support.feedback import assert_close, call, check_tensor, fail
 
 pytestmark = pytest.mark.task("kv_cache")
 OUT_DIMS = ("b", "t", "f")
@@ -35,7 +35,7 @@ def decode(submission, module, x, cache, name="x"):
 def decode_mistakes(submission, params, n_heads, x):
     """{explanation: outputs} of the classic decoding slips, each a masked full forward pass; none when
     the functions decode_step builds on are wrong (their bug, not decoding's, would be the cause)."""
-    if not mha_support.building_blocks_work(submission):
+    if not mha.building_blocks_work(submission):
         return {}
     length = x.size(1)
     past_only = torch.ones(length, length, dtype=torch.bool).tril(-1)
@@ -44,12 +44,12 @@ def decode_mistakes(submission, params, n_heads, x):
     own_key_only = torch.eye(length, dtype=torch.bool)
     return {
         "the new token's own key is missing: append k and v to the cache BEFORE attending over it":
-            reference.mha_via_sdpa(params, n_heads, x, mask=past_only)[0],
+            oracle.mha_via_sdpa(params, n_heads, x, mask=past_only)[0],
         "is_causal=True with one query is top-left aligned and lets it see key 0 only: the newest token may "
         "see every cached key, so use no mask":
-            reference.mha_via_sdpa(params, n_heads, x, mask=first_key_only)[0],
+            oracle.mha_via_sdpa(params, n_heads, x, mask=first_key_only)[0],
         "each token attends to itself only: the cache does not keep the earlier tokens (is length advanced?)":
-            reference.mha_via_sdpa(params, n_heads, x, mask=own_key_only)[0],
+            oracle.mha_via_sdpa(params, n_heads, x, mask=own_key_only)[0],
     }
 
 
@@ -85,11 +85,11 @@ def test_append_writes_new_positions_and_returns_every_stored_one(submission):
 @pytest.mark.points(2)
 def test_decoding_token_by_token_equals_the_causal_forward_pass(submission):
     """decode_step on tokens 0, 1, ..., T-1 in turn gives, row by row, mha(x, is_causal=True)'s output."""
-    module, params = mha_support.build(submission, 16, 4, seed=50)
+    module, params = mha.build(submission, 16, 4, seed=50)
     x = inputs.randn(2, 7, 16, salt=504)
     cache = new_cache(submission, 2, 4, 7, 4)
     got = decode(submission, module, x, cache)
-    expected = reference.mha(params, 4, x, is_causal=True)[0]
+    expected = oracle.mha(params, 4, x, is_causal=True)[0]
     assert_close(got, expected, "the 7 decoded outputs, concatenated", OUT_DIMS, layout="[B, T, d_model]",
                  hint=DECODE_HINT, mistakes=decode_mistakes(submission, params, 4, x))
 
@@ -100,13 +100,13 @@ def test_a_decode_step_projects_only_the_new_token(submission):
     new token by w_q, w_k, w_v and w_o: its matrix products do
     about 4 B d_model^2 + 2 B T d_model multiply-adds, not a projection of the whole prefix."""
     batch, d_model, n_heads, length = 2, 16, 4, 12
-    module, params = mha_support.build(submission, d_model, n_heads, seed=51)
+    module, params = mha.build(submission, d_model, n_heads, seed=51)
     x = inputs.randn(batch, length, d_model, salt=505)
     cache = new_cache(submission, batch, n_heads, length, d_model // n_heads)
     earlier = decode(submission, module, x[:, :-1], cache)
     last = decode(submission, module, x[:, -1:], cache, name="x_last")
     stats = submission.last_stats
-    assert_close(torch.cat([earlier, last], dim=1), reference.mha(params, n_heads, x, is_causal=True)[0],
+    assert_close(torch.cat([earlier, last], dim=1), oracle.mha(params, n_heads, x, is_causal=True)[0],
                  f"the {length} decoded outputs, concatenated", OUT_DIMS, layout="[B, T, d_model]",
                  hint=DECODE_HINT, mistakes=decode_mistakes(submission, params, n_heads, x))
     needed = 4 * batch * d_model * d_model + 2 * batch * length * d_model

@@ -2,9 +2,9 @@
 
 import pytest
 
-from tests import inputs, reference
-from tests.feedback import assert_close, assert_unchanged, call
-from tests.mistakes import explicit_scale_mistakes, key_mistakes, scale_mistakes
+from tests.support import inputs, oracle
+from tests.support.feedback import assert_close, assert_unchanged, call
+from tests.support.mistakes import explicit_scale_mistakes, key_mistakes, scale_mistakes
 
 pytestmark = pytest.mark.task("scores")
 DIMS = ("b", "h", "i", "j")
@@ -17,7 +17,7 @@ def test_scores_are_dot_products_scaled_by_inverse_sqrt_d(submission):
     q, k, _ = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8, salt=1)
     label = "attention_scores(q [2, 3, 4, 8], k [2, 3, 6, 8])"
     got = call(submission.attention_scores, label, q, k, hint=HINT)
-    assert_close(got, reference.scores(q, k), label, DIMS, layout="[B, H, Tq, Tk]", hint=HINT,
+    assert_close(got, oracle.scores(q, k), label, DIMS, layout="[B, H, Tq, Tk]", hint=HINT,
                  mistakes={**scale_mistakes(q, k), **key_mistakes(q, k)})
     assert_unchanged([q, k], submission.last_args_after[:2], ["q", "k"], "attention_scores")
 
@@ -29,7 +29,7 @@ def test_scores_use_an_explicit_scale_as_given_even_0(submission):
     for scale in (0.37, 0.0):  # 0.37 first: at 0.0, a result of 1/sqrt(d) then means 0.0 was read as None
         label = f"attention_scores(q [2, 4, 8], k [2, 5, 8], scale={scale})"
         got = call(submission.attention_scores, label, q, k, scale=scale, hint=HINT)
-        assert_close(got, reference.scores(q, k, scale=scale), label, ("b", "i", "j"), layout="[B, Tq, Tk]",
+        assert_close(got, oracle.scores(q, k, scale=scale), label, ("b", "i", "j"), layout="[B, Tq, Tk]",
                      hint="when scale is given, multiply by it instead of 1/sqrt(d) (test `scale is None`)",
                      mistakes=explicit_scale_mistakes(q, k, scale))
 
@@ -41,6 +41,6 @@ def test_scores_pair_each_head_s_queries_with_the_same_head_s_keys(submission):
     label = "attention_scores(q [2, 4, 5, 4], k [2, 4, 4, 4])"
     got = call(submission.attention_scores, label, q, k, hint=HINT)
     swapped = q @ k.transpose(1, 2) / 2.0  # (2, 4, 5, 4): head h meets key h of every head
-    assert_close(got, reference.scores(q, k), label, DIMS, layout="[B, H, Tq, Tk]", hint=HINT,
+    assert_close(got, oracle.scores(q, k), label, DIMS, layout="[B, H, Tq, Tk]", hint=HINT,
                  mistakes={"k.transpose(1, 2) swaps heads and positions of a 4-D k: transpose the last two "
                            "dims, k.transpose(-2, -1)": swapped, **scale_mistakes(q, k)})

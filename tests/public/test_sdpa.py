@@ -5,10 +5,10 @@ import math
 import pytest
 import torch
 
-from tests import inputs, reference
-from tests.feedback import (SDPA_OUT_DIMS, assert_close, assert_unchanged, assert_zero_where, call, close, compare_pair,
+from tests.support import inputs, oracle
+from tests.support.feedback import (SDPA_OUT_DIMS, assert_close, assert_unchanged, assert_zero_where, call, close, compare_pair,
                             gradients, run_causal, run_sdpa, unpack_pair)
-from tests.mistakes import as_pairs, blocked_row_mistakes, causal_mistakes, float32_precision
+from tests.support.mistakes import as_pairs, blocked_row_mistakes, causal_mistakes, float32_precision
 
 pytestmark = pytest.mark.task("sdpa")
 FLOAT_MASK_DROPPED = ("the float mask was ignored: either the mask was ignored because is_causal=True, or float "
@@ -22,10 +22,10 @@ def test_sdpa_matches_torch_without_a_mask(submission):
     q, k, v = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8, dv=5, salt=20)
     label = "scaled_dot_product_attention(q [2, 3, 4, 8], k [2, 3, 6, 8], v [2, 3, 6, 5])"
     output, weights = got = run_sdpa(submission, label, q, k, v)
-    expected = reference.sdpa(q, k, v)
+    expected = oracle.sdpa(q, k, v)
     scores = q @ k.transpose(-2, -1) / math.sqrt(8)
     mistakes = {
-        "the scores are not scaled by 1/sqrt(d)": reference.sdpa(q, k, v, scale=1.0),
+        "the scores are not scaled by 1/sqrt(d)": oracle.sdpa(q, k, v, scale=1.0),
         "the output multiplies v by the scores: use the weights, output = weights @ v": (scores @ v, None),
     }
     if close(output, expected[0]):  # the output is right, so the weights were computed: were they returned?
@@ -41,7 +41,7 @@ def test_sdpa_with_is_causal_gives_exactly_zero_weight_to_the_future(submission)
     q, k, v = inputs.qkv(lead=(2, 3), q_len=6, k_len=6, d=8, salt=21)
     label = "scaled_dot_product_attention(q, k, v, is_causal=True)"
     got = run_sdpa(submission, label, q, k, v, is_causal=True)
-    compare_pair(got, reference.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v),
+    compare_pair(got, oracle.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v),
                  hint="block keys j > i with -inf before the softmax")
     future = ~torch.ones(6, 6, dtype=torch.bool).tril()
     assert_zero_where(got[1], future, f"{label} weights at future positions (j > i)")
@@ -54,22 +54,22 @@ def test_sdpa_is_causal_is_top_left_aligned_when_tq_differs_from_tk(submission):
         q, k, v = inputs.qkv(lead=(2, 2), q_len=q_len, k_len=k_len, d=8, salt=salt)
         label = f"scaled_dot_product_attention(q [2, 2, {q_len}, 8], k [2, 2, {k_len}, 8], v, is_causal=True)"
         hint = "build the causal mask with shape [Tq, Tk]: torch.ones(Tq, Tk, dtype=torch.bool).tril()"
-        got = run_causal(submission, label, q, k, v, reference.sdpa(q, k, v), hint=hint)
-        compare_pair(got, reference.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v), hint=hint)
+        got = run_causal(submission, label, q, k, v, oracle.sdpa(q, k, v), hint=hint)
+        compare_pair(got, oracle.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v), hint=hint)
 
 
 def both_mistakes(q, k, v, mask):
     """(output, weights) when only one of mask and is_causal=True is applied, or they are ORed."""
     causal = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril()
     mistakes = {
-        "is_causal was ignored because a mask was given: apply both": reference.sdpa(q, k, v, mask=mask),
+        "is_causal was ignored because a mask was given: apply both": oracle.sdpa(q, k, v, mask=mask),
     }
     if mask.dtype != torch.bool:
-        mistakes[FLOAT_MASK_DROPPED] = reference.sdpa(q, k, v, is_causal=True)
+        mistakes[FLOAT_MASK_DROPPED] = oracle.sdpa(q, k, v, is_causal=True)
         return mistakes
-    mistakes["the mask was ignored because is_causal=True: apply both"] = reference.sdpa(q, k, v, is_causal=True)
+    mistakes["the mask was ignored because is_causal=True: apply both"] = oracle.sdpa(q, k, v, is_causal=True)
     mistakes["the masks were combined with OR: a key is allowed only if BOTH allow it (AND)"] = (
-        reference.sdpa(q, k, v, mask=mask | causal))
+        oracle.sdpa(q, k, v, mask=mask | causal))
     return mistakes
 
 
@@ -82,7 +82,7 @@ def test_sdpa_applies_both_mask_and_is_causal(submission):
     for kind, mask in (("bool_mask", allowed), ("float_mask", inputs.additive_mask(allowed, salt=26))):
         label = f"scaled_dot_product_attention(q, k, v, mask={kind}, is_causal=True)"
         got = run_sdpa(submission, label, q, k, v, mask=mask, is_causal=True, hint=BOTH)
-        compare_pair(got, reference.sdpa(q, k, v, mask=mask, is_causal=True), label, both_mistakes(q, k, v, mask),
+        compare_pair(got, oracle.sdpa(q, k, v, mask=mask, is_causal=True), label, both_mistakes(q, k, v, mask),
                      hint=BOTH)
     label = "ScaledDotProductAttention()(q, k, v, mask=bool_mask, is_causal=True)"
     module = submission.ScaledDotProductAttention()
@@ -94,7 +94,7 @@ def test_sdpa_applies_both_mask_and_is_causal(submission):
         "ScaledDotProductAttention.forward does not pass the mask on (or drops it when is_causal=True)":
             dropped["the mask was ignored because is_causal=True: apply both"],
     }
-    compare_pair(got, reference.sdpa(q, k, v, mask=allowed, is_causal=True), label, passed_on,
+    compare_pair(got, oracle.sdpa(q, k, v, mask=allowed, is_causal=True), label, passed_on,
                  hint="forward should pass mask AND is_causal on to scaled_dot_product_attention")
 
 
@@ -107,12 +107,12 @@ def test_sdpa_uses_an_explicit_scale_as_given_even_0(submission):
         got = run_sdpa(submission, label, q, k, v, scale=scale)
         if scale == 0.0:
             mistakes = {"scale=0.0 was replaced by 1/sqrt(d): `scale or 1/sqrt(d)` and `if not scale:` treat 0.0 "
-                        "like None; test `if scale is None:`": reference.sdpa(q, k, v)}
+                        "like None; test `if scale is None:`": oracle.sdpa(q, k, v)}
         else:
             mistakes = {"the scale argument is ignored (always 1/sqrt(d)): pass scale on to attention_scores":
-                        reference.sdpa(q, k, v),
-                        "the scores are divided by scale: multiply by it": reference.sdpa(q, k, v, scale=1 / scale)}
-        compare_pair(got, reference.sdpa(q, k, v, scale=scale), label, mistakes, dims=("b", "i", "j"),
+                        oracle.sdpa(q, k, v),
+                        "the scores are divided by scale: multiply by it": oracle.sdpa(q, k, v, scale=1 / scale)}
+        compare_pair(got, oracle.sdpa(q, k, v, scale=scale), label, mistakes, dims=("b", "i", "j"),
                      out_dims=("b", "i", "c"), hint="pass scale on to attention_scores; test `scale is None`")
 
 
@@ -126,7 +126,7 @@ def test_sdpa_fully_blocked_rows_give_zero_output(submission):
     label = "scaled_dot_product_attention(q, k, v, mask) with fully blocked rows"
     got = run_sdpa(submission, label, q, k, v, mask=mask)
     scores = q @ k.transpose(-2, -1) / math.sqrt(8)
-    compare_pair(got, reference.sdpa(q, k, v, mask=mask), label, as_pairs(blocked_row_mistakes(scores, mask), v),
+    compare_pair(got, oracle.sdpa(q, k, v, mask=mask), label, as_pairs(blocked_row_mistakes(scores, mask), v),
                  hint="rows whose keys are all blocked must give zeros, not NaN (softmax of all -inf is NaN)")
     assert_zero_where(got[0], ~mask.any(-1, keepdim=True), "output of a fully blocked query", SDPA_OUT_DIMS)
 
@@ -139,7 +139,7 @@ def test_sdpa_in_float64_matches_torch_and_passes_gradients(submission):
     mask = inputs.random_bool_mask(2, 3, 4, 5, salt=31)
     label = "scaled_dot_product_attention(q, k, v, mask) in float64"
     got = run_sdpa(submission, label, q, k, v, mask)
-    expected = reference.sdpa(q, k, v, mask=mask)
+    expected = oracle.sdpa(q, k, v, mask=mask)
     low = "output and weights are right to float32 precision only: something was computed in float32 (.float()); keep float64 throughout"
     compare_pair(got, expected, label, {low: tuple(float32_precision(part) for part in expected)})
     cotangents = [inputs.randn(2, 3, 4, 2, dtype=torch.float64, salt=32),
@@ -147,7 +147,7 @@ def test_sdpa_in_float64_matches_torch_and_passes_gradients(submission):
 
     def torch_grads(through_weights):
         leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
-        output, weights = reference.sdpa(*leaves, mask=mask)
+        output, weights = oracle.sdpa(*leaves, mask=mask)
         loss = (output * cotangents[0]).sum() + (weights * cotangents[1]).sum() * through_weights
         return torch.autograd.grad(loss, leaves)
 

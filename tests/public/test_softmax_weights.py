@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from tests import inputs, reference
-from tests.feedback import assert_close, assert_unchanged, assert_zero_where, call, gradients
-from tests.mistakes import blocked_row_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
+from tests.support import inputs, oracle
+from tests.support.feedback import assert_close, assert_unchanged, assert_zero_where, call, gradients
+from tests.support.mistakes import blocked_row_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
 
 pytestmark = pytest.mark.task("softmax_weights")
 DIMS = ("b", "h", "i", "j")
@@ -39,7 +39,7 @@ def test_a_bool_mask_gives_blocked_keys_exactly_zero_weight(submission):
     mask = inputs.random_bool_mask(2, 3, 5, 7, salt=11)
     label = "attention_weights(scores, bool_mask)"
     got = weights(submission, label, scores, mask)
-    assert_close(got, reference.softmax_weights(scores, mask), label, DIMS,
+    assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS,
                  hint="scores.masked_fill(~mask, float('-inf')), then softmax(dim=-1)",
                  mistakes=mask_mistakes(scores, mask))
     assert_zero_where(got, ~mask, label, DIMS, hint="block with float('-inf') before the softmax")
@@ -55,7 +55,7 @@ def test_a_float_mask_is_added_to_the_scores(submission):
     mask = inputs.additive_mask(allowed, salt=13)
     label = "attention_weights(scores, float_mask)"
     got = weights(submission, label, scores, mask)
-    assert_close(got, reference.softmax_weights(scores, mask), label, DIMS,
+    assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS,
                  hint="a float mask is ADDED: softmax(scores + mask, dim=-1)",
                  mistakes=float_mask_mistakes(scores, mask))
     assert_unchanged([scores, mask], submission.last_args_after[:2], ["scores", "mask"], "attention_weights")
@@ -72,7 +72,7 @@ def test_fully_blocked_rows_give_zeros_not_nan(submission):
     for kind, mask in (("bool_mask", allowed), ("float_mask", inputs.additive_mask(allowed, salt=16))):
         label = f"attention_weights(scores, {kind}) with fully blocked rows"
         got = weights(submission, label, scores, mask, hint=NO_NAN)
-        assert_close(got, reference.softmax_weights(scores, mask), label, DIMS, hint=NO_NAN,
+        assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS, hint=NO_NAN,
                      mistakes=blocked_row_mistakes(scores, mask))
 
 
@@ -83,7 +83,7 @@ def test_float64_scores_give_float64_weights_at_double_precision(submission):
     mask = inputs.random_bool_mask(2, 3, 4, 5, salt=17)
     label = "attention_weights(scores, bool_mask) in float64"
     got = weights(submission, label, scores, mask)
-    expected = reference.softmax_weights(scores, mask)
+    expected = oracle.softmax_weights(scores, mask)
     assert_close(got, expected, label, DIMS, hint="keep the scores' dtype throughout: no .float(), no dtype= in softmax",
                  mistakes={"the weights are right to float32 precision only: they were computed in float32 "
                            "(.float(), or softmax(..., dtype=torch.float32)) and cast back; keep float64 "
@@ -98,11 +98,11 @@ def test_gradients_flow_back_to_the_scores(submission):
     cotangent = inputs.randn(2, 4, 6, salt=19)
     label = "attention_weights(scores [2, 4, 6], bool_mask)"
     got = weights(submission, label, scores, mask)
-    assert_close(got, reference.softmax_weights(scores, mask), label, ("b", "i", "j"),
+    assert_close(got, oracle.softmax_weights(scores, mask), label, ("b", "i", "j"),
                  hint="scores.masked_fill(~mask, float('-inf')), then softmax(dim=-1)",
                  mistakes=mask_mistakes(scores, mask))
     leaf = scores.clone().requires_grad_(True)
-    (expected,) = torch.autograd.grad((reference.softmax_weights(leaf, mask) * cotangent).sum(), [leaf])
+    (expected,) = torch.autograd.grad((oracle.softmax_weights(leaf, mask) * cotangent).sum(), [leaf])
     (grad,) = gradients(submission.attention_weights, label, (scores, mask), [0], [cotangent], ["scores"])
     assert_close(grad, expected, f"d(loss)/d(scores) of {label}", ("b", "i", "j"),
                  hint="use differentiable torch operations only (no NumPy, .detach(), .data or .item())")

@@ -4,8 +4,8 @@ returns scaled_dot_product_attention's output, computed one block of keys at a t
 import pytest
 import torch
 
-from tests import inputs, reference
-from tests.feedback import assert_close, call, fail
+from tests.support import inputs, oracle
+from tests.support.feedback import assert_close, call, fail
 
 pytestmark = pytest.mark.task("tiled")
 OUT_DIMS = ("b", "h", "i", "c")
@@ -22,7 +22,7 @@ def multiply_adds_without_and_with_causal(submission, q, k, v, block_size=64):
         text = f"tiled_attention(q, k, v, is_causal={causal}, block_size={block_size})"
         got = run(submission, text, q, k, v, is_causal=causal, block_size=block_size)
         counts.append(submission.last_stats["multiply_adds"])
-        assert_close(got, reference.sdpa(q, k, v, is_causal=causal)[0], text, OUT_DIMS, hint=HINT)
+        assert_close(got, oracle.sdpa(q, k, v, is_causal=causal)[0], text, OUT_DIMS, hint=HINT)
     return tuple(counts)
 
 
@@ -69,7 +69,7 @@ def test_tiled_matches_torch_without_a_mask(submission):
     q, k, v = inputs.qkv(lead=(2, 3), q_len=100, k_len=100, d=16, dv=12, salt=400)
     text = "tiled_attention(q, k, v, block_size=32) with Tq = Tk = 100"
     got = run(submission, text, q, k, v, block_size=32)
-    assert_close(got, reference.sdpa(q, k, v)[0], text, OUT_DIMS, layout="[B, H, Tq, dv]", hint=HINT,
+    assert_close(got, oracle.sdpa(q, k, v)[0], text, OUT_DIMS, layout="[B, H, Tq, dv]", hint=HINT,
                  mistakes=block_slips(q, k, v, 32))
 
 
@@ -80,12 +80,12 @@ def test_tiled_matches_torch_with_is_causal(submission):
     text = "tiled_attention(q, k, v, is_causal=True, block_size=16) with T = 70"
     got = run(submission, text, q, k, v, is_causal=True, block_size=16)
     wrong_diagonal = torch.ones(70, 70, dtype=torch.bool).tril(-1)
-    assert_close(got, reference.sdpa(q, k, v, is_causal=True)[0], text, OUT_DIMS,
+    assert_close(got, oracle.sdpa(q, k, v, is_causal=True)[0], text, OUT_DIMS,
                  hint="inside key block [s, e), query i may see key j only when j <= i: block the piece "
                       "where the key positions (arange(s, e)) exceed the query positions",
                  mistakes={"each query's own key (the diagonal) is blocked: allow j <= i, block only j > i":
-                           reference.sdpa(q, k, v, mask=wrong_diagonal)[0],
-                           "the causal mask is ignored": reference.sdpa(q, k, v)[0]})
+                           oracle.sdpa(q, k, v, mask=wrong_diagonal)[0],
+                           "the causal mask is ignored": oracle.sdpa(q, k, v)[0]})
 
 
 @pytest.mark.points(1)
@@ -99,7 +99,7 @@ def test_tiled_never_creates_a_tq_by_tk_matrix(submission):
         text = f"tiled_attention(q, k, v, is_causal={causal}, block_size=64) at B=1, H=2, T=1024, d=16"
         got = run(submission, text, q, k, v, is_causal=causal, block_size=64)
         largest = submission.last_stats["largest_bytes"]
-        assert_close(got, reference.sdpa(q, k, v, is_causal=causal)[0], text, OUT_DIMS, hint=HINT)
+        assert_close(got, oracle.sdpa(q, k, v, is_causal=causal)[0], text, OUT_DIMS, hint=HINT)
         if largest > 4 * block:
             fail(f"{text}: your largest intermediate was {largest / MIB:.2f} MiB; a Tq x Tk score matrix is "
                  f"{full / MIB:.0f} MiB and one [B, H, Tq, block_size] block of scores {block / MIB:.2f} MiB "

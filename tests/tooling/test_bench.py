@@ -8,7 +8,7 @@ from instructor.bench import measure, report
 from instructor.bench.cli import OUT_MD
 from instructor.bench_grade import BEGIN, END
 from instructor.figures import load_attention
-from tests import reference
+from tests.support import oracle
 
 SHAPE = (2, 3, 16, 8)  # B, H, T, d
 IMPLEMENTATIONS = measure.implementations(load_attention(SOLUTIONS))
@@ -22,7 +22,7 @@ def qkv():
 
 @pytest.fixture(scope="module")
 def expected(qkv):
-    return reference.sdpa(*qkv, is_causal=True)
+    return oracle.sdpa(*qkv, is_causal=True)
 
 
 @pytest.mark.parametrize("name", ATTENTION)

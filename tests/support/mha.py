@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests import inputs, reference
-from tests.feedback import assert_close, call, check_tensor, fail
+from tests.support import inputs, oracle
+from tests.support.feedback import assert_close, call, check_tensor, fail
 
 DIMS = ("b", "i", "f")
 WEIGHT_DIMS = ("b", "h", "i", "j")
@@ -22,7 +22,7 @@ def build(submission, d_model, n_heads, bias=True, dtype=torch.float32, seed=0):
     module = submission.MultiHeadAttention(d_model, n_heads, bias=bias)
     if dtype == torch.float64:
         module.double()
-    params = reference.random_mha_params(d_model, bias=bias, dtype=dtype, seed=seed)
+    params = oracle.random_mha_params(d_model, bias=bias, dtype=dtype, seed=seed)
     module.load_params(params)
     return module, params
 
@@ -74,7 +74,7 @@ def _same(got, candidate):
         return False
     if got.shape != candidate.shape or not got.dtype.is_floating_point:
         return False
-    tolerance = reference.TOLERANCES.get(got.dtype, reference.TOLERANCES[torch.float32])
+    tolerance = oracle.TOLERANCES.get(got.dtype, oracle.TOLERANCES[torch.float32])
     return bool(torch.allclose(got, candidate.to(got.dtype), **tolerance))
 
 
@@ -123,11 +123,11 @@ def building_blocks_work(submission):
     sdpa_cases = ((None, False), (bool_mask, False), (bool_mask, True), (float_mask, False), (padding, False),
                   (None, True))
     try:
-        checks = [(submission.split_heads(x, 3), reference.split_heads(x, 3)),
-                  (submission.merge_heads(heads), reference.merge_heads(heads))]
+        checks = [(submission.split_heads(x, 3), oracle.split_heads(x, 3)),
+                  (submission.merge_heads(heads), oracle.merge_heads(heads))]
         for mask, is_causal in sdpa_cases:
             got = submission.scaled_dot_product_attention(q, k, v, mask=mask, is_causal=is_causal)
-            expected = reference.sdpa(q, k, v, mask=mask, is_causal=is_causal)
+            expected = oracle.sdpa(q, k, v, mask=mask, is_causal=is_causal)
             if not isinstance(got, (tuple, list)) or len(got) != 2:
                 return False
             checks += list(zip(got, expected))
@@ -160,14 +160,14 @@ def buggy(params, n_heads, query, key=None, value=None, mask=None, is_causal=Fal
 
     def project(x, name):  # [B, T, d_model] -> [B, H, T, d_head]
         projected = F.linear(x, params[f"{name}.weight"], params.get(f"{name}.bias"))
-        return reference.split_heads(projected, n_heads)
+        return oracle.split_heads(projected, n_heads)
 
     q = project(query, "w_q")
     k = project(key, keys_with)
     v = project(sources[values_from], "w_v")
-    heads, weights = reference.sdpa(q, k, v, mask=mask, is_causal=is_causal, scale=scale)
+    heads, weights = oracle.sdpa(q, k, v, mask=mask, is_causal=is_causal, scale=scale)
     if transpose_back:
-        merged = reference.merge_heads(heads)  # (B, Tq, d_model)
+        merged = oracle.merge_heads(heads)  # (B, Tq, d_model)
     else:
         merged = heads.reshape(query.size(0), query.size(1), -1)  # (B, Tq, d_model), heads mixed up
     if not with_w_o:

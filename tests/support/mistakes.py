@@ -4,8 +4,8 @@ import math
 
 import torch
 
-from tests import reference
-from tests.feedback import check_tensor, fail
+from tests.support import oracle
+from tests.support.feedback import check_tensor, fail
 
 
 def scale_mistakes(q, k):
@@ -122,7 +122,7 @@ def mask_mistakes(scores, mask):
     plain = torch.softmax(scores, dim=-1)
     inverted = "the bool mask is inverted: True means ALLOWED (torch's convention), so block where it is False"
     return {
-        inverted: reference.softmax_weights(scores, ~mask),
+        inverted: oracle.softmax_weights(scores, ~mask),
         inverted + " (rows with every key allowed then also become NaN)": _masked_softmax_with_nan(scores, ~mask),
         "the mask is applied after the softmax: block with -inf before it, so each row sums to 1":
             plain * mask,
@@ -136,11 +136,11 @@ def float_mask_mistakes(scores, mask):
     """What a wrong use of a floating (additive) mask gives."""
     return {
         "the float mask was used as a bool mask with only its 0.0 entries allowed: a float mask is ADDED to "
-        "the scores, its finite values shift them": reference.softmax_weights(scores, mask == 0),
+        "the scores, its finite values shift them": oracle.softmax_weights(scores, mask == 0),
         "only the -inf entries of the float mask were used: ADD the whole mask to the scores":
-            reference.softmax_weights(scores, ~torch.isneginf(mask)),
+            oracle.softmax_weights(scores, ~torch.isneginf(mask)),
         "the float mask was read as a 0/1 mask (masked_fill(mask == 0, -inf), or mask.bool()): its 0.0 entries "
-        "were blocked and -inf allowed; a float mask is ADDED to the scores": reference.softmax_weights(scores, mask.bool()),
+        "were blocked and -inf allowed; a float mask is ADDED to the scores": oracle.softmax_weights(scores, mask.bool()),
         "the float mask was ignored: add it to the scores": torch.softmax(scores, dim=-1),
     }
 
@@ -174,16 +174,16 @@ def causal_mistakes(q, k, v):
     rows, columns = q.size(-2), k.size(-2)
     ones = torch.ones(rows, columns, dtype=torch.bool)
     mistakes = {
-        "is_causal was ignored: block the keys j > i": reference.sdpa(q, k, v),
+        "is_causal was ignored: block the keys j > i": oracle.sdpa(q, k, v),
         "the causal mask is inverted (triu): it must ALLOW the past and the diagonal, tril()":
-            reference.sdpa(q, k, v, mask=ones.triu()),
+            oracle.sdpa(q, k, v, mask=ones.triu()),
         "the diagonal is blocked (tril(-1)): a query may see its own key, use tril()":
-            reference.sdpa(q, k, v, mask=ones.tril(-1)),
+            oracle.sdpa(q, k, v, mask=ones.tril(-1)),
         "the causal mask is inverted: True = ALLOWED, so the future is blocked where tril() is False":
-            reference.sdpa(q, k, v, mask=ones.triu(1)),
+            oracle.sdpa(q, k, v, mask=ones.triu(1)),
     }
     if rows != columns:
         mistakes["the causal mask is bottom-right aligned (tril(Tk - Tq)); is_causal is top-left aligned, as "
                  "in torch: query i sees keys j <= i, torch.ones(Tq, Tk).tril()"] = (
-            reference.sdpa(q, k, v, mask=ones.tril(columns - rows)))
+            oracle.sdpa(q, k, v, mask=ones.tril(columns - rows)))
     return mistakes

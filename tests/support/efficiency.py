@@ -4,8 +4,8 @@ every shape, a loop over batch, heads or positions runs more as that dim grows. 
 A count earns nothing on its own: every counted call's result is checked against torch's too, so code
 that does nothing (and so runs no loop) does not pass."""
 
-from tests import inputs, mha_support, reference
-from tests.feedback import assert_close, call, fail
+from tests.support import inputs, mha, oracle
+from tests.support.feedback import assert_close, call, fail
 
 SLACK = 2
 VALUES_FIRST = ("the operation count is only credited for a correct result: fix the tests of the function "
@@ -49,7 +49,7 @@ def sdpa_count(submission, shape, salt, make_mask=None, **kwargs):
     mask = make_mask(shape) if make_mask else None
     label = f"scaled_dot_product_attention at {shape_text('BHTd', shape)}"
     got, count = counted(submission, submission.scaled_dot_product_attention, label, q, k, v, mask=mask, **kwargs)
-    expected = reference.sdpa(q, k, v, mask=mask, **kwargs)
+    expected = oracle.sdpa(q, k, v, mask=mask, **kwargs)
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         fail(f"{label} should return (output, weights), got {type(got).__name__}")
     for part, value, known in zip(("output", "weights"), got, expected):
@@ -61,7 +61,7 @@ def mha_count(submission, shape, salt, make_mask=None, cross=False, **kwargs):
     """MultiHeadAttention.forward's operation count at shape (B, T, d_model, H), after checking its
     output and weights against torch's. cross: key and value of their own, with Tk = T + 3."""
     batch, length, d_model, n_heads = shape
-    module, params = mha_support.build(submission, d_model, n_heads, seed=salt)
+    module, params = mha.build(submission, d_model, n_heads, seed=salt)
     query = inputs.randn(batch, length, d_model, salt=salt)
     key = inputs.randn(batch, length + 3, d_model, salt=salt + 1) if cross else None
     value = inputs.randn(batch, length + 3, d_model, salt=salt + 2) if cross else None
@@ -70,6 +70,6 @@ def mha_count(submission, shape, salt, make_mask=None, cross=False, **kwargs):
     got, count = counted(submission, module, label, query, key, value, mask=mask, **kwargs)
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         fail(f"{label} should return (output, weights), got {type(got).__name__}")
-    expected = reference.mha(params, n_heads, query, key, value, mask=mask, **kwargs)
-    mha_support.compare(submission, got, expected, label, hint=VALUES_FIRST)
+    expected = oracle.mha(params, n_heads, query, key, value, mask=mask, **kwargs)
+    mha.compare(submission, got, expected, label, hint=VALUES_FIRST)
     return count

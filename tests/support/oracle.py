@@ -1,4 +1,5 @@
-"""What a correct implementation returns, computed with torch's own kernels in the test process."""
+"""The oracle: what a correct implementation returns, computed with torch's own kernels in the test process
+(not the reference, solutions/attention.py, which is graded like any submission)."""
 
 import torch
 import torch.nn as nn

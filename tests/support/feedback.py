@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from tests.reference import TOLERANCES
+from tests.support.oracle import TOLERANCES
 
 
 def fail(message):
