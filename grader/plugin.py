@@ -100,10 +100,9 @@ def submission():
 
 @pytest.fixture(autouse=True)
 def _watch_submission(request):
-    """Start each test with clean per-call records."""
+    """Start each test with no flags."""
     submission = _STATE.get("submission")
     if submission is not None:
-        submission.last_stats = None
         submission.flags = []
     yield
 

@@ -2,8 +2,10 @@
 
 `submission.scaled_dot_product_attention(q, k, v)` sends the tensors to the worker, runs the
 student's function there and returns the result; `submission.MultiHeadAttention(16, 4)` returns a
-`RemoteObject` whose weights and forward live in the worker. Student code never runs in this
-process. A crashed or hung worker fails the call in progress and is restarted for the next one.
+`RemoteObject` whose weights and forward live in the worker. `submission.measure(fn, *args)` returns
+fn's result and the call's Measurement (operation counts, memory peak, arguments after the call).
+Student code never runs in this process. A crashed or hung worker fails the call in progress and is
+restarted for the next one.
 """
 
 import builtins
@@ -11,6 +13,7 @@ import os
 import signal
 import tempfile
 import time
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -111,8 +114,6 @@ class Submission:
         self.generation = 0
         self.info = None
         self.timed_out = {}
-        self.last_stats = None
-        self.last_args_after = None
         self.log_path = os.environ.get(Env.WORKER_LOG) or tempfile.mkstemp(prefix="grader-worker-", suffix=".log")[1]
         self.exception_classes = {}
         self.flags = []
@@ -205,7 +206,7 @@ class Submission:
             raise SubmissionCrashed(f"the worker sent a malformed reply while {doing}")
         if not reply["ok"]:
             if reply.get("stats"):  # a call that failed because torch's attention or a refused action raised
-                self.record(reply["stats"], doing.removeprefix("running "))
+                self.enforce(reply["stats"], doing.removeprefix("running "))
             raise self._rebuild(reply["error"], doing)
         return reply
 
@@ -235,9 +236,8 @@ class Submission:
             self.timed_out[target] = strikes + 1
             raise
 
-    def record(self, stats, label):
-        """Keep a call's stats; a call that ran torch's own attention fails right here."""
-        self.last_stats = stats
+    def enforce(self, stats: dict, label: str) -> None:
+        """Fail a call whose stats show torch's own attention or a refused action, and flag it."""
         if stats["forbidden"]:
             used = ", ".join(stats["forbidden"])
             flag = f"from-scratch: {label} called torch's own attention ({used})"
@@ -253,6 +253,13 @@ class Submission:
             if flag not in self.flags:
                 self.flags.append(flag)
             raise RefusedInSubmission(f"{label}: {reason}; the grader refused it.")
+
+    def measure(self, target: "_Remote", /, *args: object, **kwargs: object) -> tuple[object, "Measurement"]:
+        """target(*args, **kwargs), where target is a function, class or object of the submission:
+        (its value, the Measurement of that call)."""
+        if not isinstance(target, _Remote):
+            raise TypeError(f"measure: target must be a function, class or object of the submission, got {target!r}")
+        return target._measured_call(args, kwargs)
 
     # -- module-like access --------------------------------------------------------------------
 
@@ -303,6 +310,23 @@ def _import(submission, value):
     return value
 
 
+@dataclass(frozen=True)
+class Measurement:
+    """One call as the worker's meters saw it (see grader.sandbox.guard), and its arguments as it left them."""
+
+    op_count: int
+    largest_bytes: int
+    op_shapes: list[list]
+    multiply_adds: int
+    args_after: list[torch.Tensor | None]  # each positional argument after the call (None: not a tensor)
+
+    @classmethod
+    def from_reply(cls, reply: dict) -> "Measurement":
+        stats = reply["stats"]
+        return cls(stats["op_count"], stats["largest_bytes"], stats["op_shapes"], stats["multiply_adds"],
+                   reply["args_after"])
+
+
 class _Remote:
     """Shared call machinery of remote functions, classes and objects."""
 
@@ -313,11 +337,13 @@ class _Remote:
         raise NotImplementedError
 
     def __call__(self, *args, **kwargs):
+        return self._measured_call(args, kwargs)[0]
+
+    def _measured_call(self, args, kwargs):
         message = dict(self._message(), op="call", args=_export(args), kwargs=_export(kwargs))
         reply = self._submission.call(message, f"running {self._label()}", self._label())
-        self._submission.last_args_after = reply["args_after"]
-        self._submission.record(reply["stats"], self._label())
-        return _import(self._submission, reply["value"])
+        self._submission.enforce(reply["stats"], self._label())
+        return _import(self._submission, reply["value"]), Measurement.from_reply(reply)
 
     def grad(self, args, wrt, cotangents, **kwargs):
         """Gradients of sum(output_i * cotangents[i]) with respect to args[i] for i in wrt."""
@@ -326,7 +352,7 @@ class _Remote:
             wrt=list(wrt), cotangents=_export(list(cotangents)),
         )
         reply = self._submission.call(message, f"running the backward pass of {self._label()}", self._label())
-        self._submission.record(reply["stats"], self._label())
+        self._submission.enforce(reply["stats"], self._label())
         return reply["value"]
 
 

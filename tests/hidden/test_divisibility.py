@@ -4,14 +4,9 @@ messages, valid head counts, and DimensionMismatchError being a ValueError."""
 import pytest
 
 from tests.support import inputs
+from tests.support.divisibility import (MHA_CHECK, SPLIT_CHECK, assert_message_names, constructs,
+                                       raised_dimension_mismatch)
 from tests.support.feedback import fail
-from tests.public.test_divisibility import (
-    MHA_CHECK,
-    SPLIT_CHECK,
-    assert_message_names,
-    constructs,
-    raised_dimension_mismatch,
-)
 
 pytestmark = pytest.mark.task("divisibility")
 
@@ -35,16 +30,12 @@ def test_valid_head_counts_construct_and_the_error_is_a_value_error(submission):
     DimensionMismatchError is caught by `except ValueError`."""
     x = inputs.randn(2, 3, 24, salt=171)
     for n_heads in (1, 6, 24):
-        constructs(submission, lambda: submission.MultiHeadAttention(24, n_heads), f"MultiHeadAttention(24, {n_heads})",
+        constructs(lambda: submission.MultiHeadAttention(24, n_heads), f"MultiHeadAttention(24, {n_heads})",
                    24, n_heads)
-        constructs(submission, lambda: submission.split_heads(x, n_heads), f"split_heads(x [2, 3, 24], {n_heads})",
+        constructs(lambda: submission.split_heads(x, n_heads), f"split_heads(x [2, 3, 24], {n_heads})",
                    24, n_heads)
-    raised_dimension_mismatch(submission, lambda: submission.MultiHeadAttention(24, 7), "MultiHeadAttention(24, 7)",
-                              24, 7, MHA_CHECK)
-    try:
-        submission.MultiHeadAttention(24, 7)
-    except ValueError:
-        return
-    except Exception as error:
+    error = raised_dimension_mismatch(submission, lambda: submission.MultiHeadAttention(24, 7),
+                                      "MultiHeadAttention(24, 7)", 24, 7, MHA_CHECK)
+    if not isinstance(error, ValueError):
         fail(f"MultiHeadAttention(24, 7) raised {type(error).__name__}, which `except ValueError` does not catch.\n"
              "Hint: keep `class DimensionMismatchError(ValueError)` as given, and raise it.")

@@ -3,14 +3,11 @@
 import pytest
 
 from tests.support import inputs, oracle
-from tests.support.feedback import assert_close, assert_unchanged, call
+from tests.support.feedback import assert_close, assert_unchanged, call, call_measured
+from tests.support.heads import HEAD_DIMS, MODEL_DIMS, RESHAPE, run
 from tests.support.mistakes import merge_mistakes, split_mistakes
-from tests.public.test_heads import run
 
 pytestmark = pytest.mark.task("heads")
-HEAD_DIMS = ("b", "h", "t", "e")
-MODEL_DIMS = ("b", "t", "f")
-RESHAPE = "a transposed tensor cannot be view()ed: use reshape(), or .contiguous() before view()"
 
 
 @pytest.mark.points(1)
@@ -64,8 +61,7 @@ def test_one_head_and_one_feature_per_head(submission):
 def test_split_heads_leaves_x_unchanged(submission):
     """split_heads returns the right heads and does not modify its input x in place."""
     x = inputs.randn(2, 5, 12, salt=164)
-    got = call(submission.split_heads, "split_heads(x [2, 5, 12], 6)", x, 6)
-    after = submission.last_args_after[:1]
+    got, measured = call_measured(submission, submission.split_heads, "split_heads(x [2, 5, 12], 6)", x, 6)
     assert_close(got, oracle.split_heads(x, 6), "split_heads(x [2, 5, 12], 6)", HEAD_DIMS,
                  layout="[B, H, T, d_head]", mistakes=split_mistakes(x, 6))
-    assert_unchanged([x], after, ["x"], "split_heads")
+    assert_unchanged([x], measured.args_after[:1], ["x"], "split_heads")

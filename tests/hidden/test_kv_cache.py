@@ -7,14 +7,7 @@ import torch.nn.functional as F
 
 from tests.support import inputs, mha, oracle
 from tests.support.feedback import assert_close, call, fail
-from tests.public.test_kv_cache import (
-    CACHE_DIMS,
-    DECODE_HINT,
-    OUT_DIMS,
-    decode,
-    decode_mistakes,
-    new_cache,
-)
+from tests.support.kv_cache import CACHE_DIMS, DECODE_HINT, OUT_DIMS, decode, decode_mistakes, decode_step, new_cache
 
 pytestmark = pytest.mark.task("kv_cache")
 KIB = 1024
@@ -74,8 +67,8 @@ def test_a_decode_step_does_not_copy_the_cached_prefix(submission):
     cached_values = inputs.randn(batch, n_heads, prefix, d_head, salt=513)
     call(cache.append, f"cache.append(k, v) with {prefix} positions", cached_keys, cached_values)
     x_new = inputs.randn(batch, 1, n_heads * d_head, salt=514)
-    got = decode(submission, module, x_new, cache, name="x_new")
-    largest = submission.last_stats["largest_bytes"]
+    got, measured = decode_step(submission, module, x_new, cache, "decode_step(mha, x_new[:, 0:1], cache)")
+    largest = measured.largest_bytes
     assert_close(got, step_after_prefix(params, n_heads, x_new, cached_keys, cached_values),
                  f"decode_step(mha, x_new, cache) after {prefix} cached positions", OUT_DIMS,
                  layout="[B, 1, d_model]", hint=DECODE_HINT)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
-from tests.support.feedback import assert_close, assert_unchanged, call, fail
+from tests.support.feedback import assert_close, assert_unchanged, call, expect_raises, fail
 from tests.support.mistakes import explicit_scale_mistakes, scale_mistakes
 
 pytestmark = pytest.mark.task("scores")
@@ -44,7 +44,7 @@ def test_scores_use_an_explicit_scale_of_2_1_and_0(submission):
 def test_scores_in_float64_are_exact_to_double_precision(submission):
     """float64 inputs give float64 scores, accurate to double precision; q and k stay unchanged."""
     q, k, _ = inputs.qkv(lead=(2, 3), q_len=5, k_len=6, d=12, dtype=torch.float64, salt=104)
-    got = submission.attention_scores(q, k)
+    got, measured = submission.measure(submission.attention_scores, q, k)
     raw = q @ k.transpose(-2, -1)
     float32_sqrt = torch.tensor(12.0).sqrt()  # what torch.sqrt(torch.tensor(d)) gives: float32
     divided = ("the scale was computed in float32 (dividing by torch.sqrt(torch.tensor(d)), a float32 "
@@ -58,7 +58,7 @@ def test_scores_in_float64_are_exact_to_double_precision(submission):
         q.float() @ k.float().transpose(-2, -1) / math.sqrt(12)).double()
     assert_close(got, oracle.scores(q, k), "attention_scores(q, k) in float64", DIMS, hint=HINT,
                  mistakes=mistakes)
-    assert_unchanged([q, k], submission.last_args_after[:2], ["q", "k"], "attention_scores")
+    assert_unchanged([q, k], measured.args_after[:2], ["q", "k"], "attention_scores")
 
 
 @pytest.mark.points(1)
@@ -89,19 +89,13 @@ def test_scores_reject_q_and_k_with_different_feature_sizes(submission):
                  ("b", "i", "j"), hint=HINT)
     q = inputs.randn(2, 4, 7, salt=107)
     k = inputs.randn(2, 6, 9, salt=108)
-    try:
-        submission.attention_scores(q, k)
-    except ValueError as error:
-        message = str(error)
-        if not _names(message, 7, 9):
-            fail(f"attention_scores(q (2, 4, 7), k (2, 6, 9)) raised ValueError({message!r}), which does not "
-                 "name the two feature sizes 7 and 9.\nHint: call the given _check_qk(q, k) first; its message "
-                 "shows both shapes.")
-        return
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        fail(f"attention_scores(q (2, 4, 7), k (2, 6, 9)) raised {type(error).__name__}: {error}; expected "
-             "ValueError.\nHint: call the given _check_qk(q, k) before the matmul.")
-    fail("attention_scores(q (2, 4, 7), k (2, 6, 9)) did not raise: q has 7 features and k has 9, so their "
-         "dot products are undefined.\nHint: call the given _check_qk(q, k) first.")
+    error = expect_raises(lambda: submission.attention_scores(q, k), ValueError,
+                          "attention_scores(q (2, 4, 7), k (2, 6, 9))",
+                          "q has 7 features and k has 9, so their dot products are undefined",
+                          "call the given _check_qk(q, k) first.",
+                          wrong_hint="call the given _check_qk(q, k) before the matmul.")
+    message = str(error)
+    if not _names(message, 7, 9):
+        fail(f"attention_scores(q (2, 4, 7), k (2, 6, 9)) raised ValueError({message!r}), which does not "
+             "name the two feature sizes 7 and 9.\nHint: call the given _check_qk(q, k) first; its message "
+             "shows both shapes.")

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
-from tests.support.feedback import (assert_close, assert_unchanged, call, compare_pair, fail, gradients, run_causal,
-                            run_sdpa, unpack_pair)
+from tests.support.feedback import (assert_close, assert_unchanged, call, call_measured, compare_pair, expect_raises,
+                                    gradients, run_causal, run_sdpa, unpack_pair)
 from tests.support.mistakes import as_pairs, causal_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
 
 pytestmark = pytest.mark.task("sdpa")
@@ -66,13 +66,14 @@ def test_sdpa_applies_a_float_mask_and_is_causal_with_tq_different_from_tk(submi
     q, k, v = inputs.qkv(lead=(2,), q_len=4, k_len=6, d=8, salt=138)
     mask = inputs.additive_mask(inputs.random_bool_mask(4, 6, salt=139), salt=140)
     label = "scaled_dot_product_attention(q, k, v, float_mask [4, 6], True)"
-    got = run_sdpa(submission, label, q, k, v, mask, True)
+    result, measured = call_measured(submission, submission.scaled_dot_product_attention, label, q, k, v, mask, True)
+    got = unpack_pair(result, label)
     expected = oracle.sdpa(q, k, v, mask=mask, is_causal=True)
     mistakes = {"is_causal was ignored because a mask was given: apply both": oracle.sdpa(q, k, v, mask=mask),
                 FLOAT_MASK_DROPPED: oracle.sdpa(q, k, v, is_causal=True)}
     hint = "add the float mask AND block the causal future with -inf"
     compare_pair(got, expected, label, mistakes, hint=hint, dims=("b", "i", "j"), out_dims=("b", "i", "c"))
-    assert_unchanged([q, k, v, mask], submission.last_args_after[:4], ["q", "k", "v", "mask"],
+    assert_unchanged([q, k, v, mask], measured.args_after[:4], ["q", "k", "v", "mask"],
                      "scaled_dot_product_attention")
     label = "ScaledDotProductAttention()(q, k, v, float_mask [4, 6], True)"
     got = unpack_pair(call(submission.ScaledDotProductAttention(), label, q, k, v, mask, True), label)
@@ -156,14 +157,6 @@ def test_sdpa_rejects_k_and_v_with_different_lengths(submission):
     label = "scaled_dot_product_attention(q [2, 3, 4, 8], k [2, 3, 6, 8], v [2, 3, 6, 8])"
     compare_pair(run_sdpa(submission, label, q, k, good_v), oracle.sdpa(q, k, good_v), label)
     v = inputs.randn(2, 3, 5, 8, salt=153)
-    text = "scaled_dot_product_attention(q [2, 3, 4, 8], k [2, 3, 6, 8], v [2, 3, 5, 8])"
-    try:
-        submission.scaled_dot_product_attention(q, k, v)
-    except ValueError:
-        return
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        fail(f"{text} raised {type(error).__name__}: {error}; expected ValueError.\n"
-             "Hint: call the given _check_qkv(q, k, v) first.")
-    fail(f"{text} did not raise: 6 keys but 5 values.\nHint: call the given _check_qkv(q, k, v) first.")
+    expect_raises(lambda: submission.scaled_dot_product_attention(q, k, v), ValueError,
+                  "scaled_dot_product_attention(q [2, 3, 4, 8], k [2, 3, 6, 8], v [2, 3, 5, 8])",
+                  "6 keys but 5 values", "call the given _check_qkv(q, k, v) first.")

@@ -8,7 +8,7 @@ import torch
 from tests.support import inputs, oracle
 from tests.support.efficiency import assert_no_loops, counted, shape_text
 from tests.support.feedback import assert_close, fail
-from tests.public.test_tiled import HINT, OUT_DIMS, multiply_adds_without_and_with_causal, run
+from tests.support.tiled import HINT, OUT_DIMS, multiply_adds_without_and_with_causal, run
 
 pytestmark = pytest.mark.task("tiled")
 

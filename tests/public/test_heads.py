@@ -3,18 +3,11 @@
 import pytest
 
 from tests.support import inputs, oracle
-from tests.support.feedback import assert_close, call
+from tests.support.feedback import assert_close
+from tests.support.heads import HEAD_DIMS, MODEL_DIMS, run
 from tests.support.mistakes import merge_mistakes, split_mistakes
 
 pytestmark = pytest.mark.task("heads")
-HEAD_DIMS = ("b", "h", "t", "e")
-MODEL_DIMS = ("b", "t", "f")
-RESHAPE = "a transposed tensor cannot be view()ed: use reshape(), or .contiguous() before view()"
-
-
-def run(function, label, *args, hint=RESHAPE):
-    """function(*args); a .view() on a non-contiguous tensor is named as such (feedback.KNOWN_ERRORS)."""
-    return call(function, label, *args, hint=hint)
 
 
 @pytest.mark.points(2)

@@ -7,52 +7,9 @@ import torch
 from grader.sandbox.guard import multiply_adds
 from tests.support import inputs, mha, oracle
 from tests.support.feedback import assert_close, call, check_tensor, fail
+from tests.support.kv_cache import CACHE_DIMS, DECODE_HINT, OUT_DIMS, decode, decode_mistakes, decode_step, new_cache
 
 pytestmark = pytest.mark.task("kv_cache")
-OUT_DIMS = ("b", "t", "f")
-CACHE_DIMS = ("b", "h", "t", "e")
-DECODE_HINT = ("project only x_t, split into heads, cache.append(k, v), then attend with the one query over "
-               "every cached key (no mask), merge the heads and apply w_o")
-
-
-def new_cache(submission, *args, **kwargs):
-    text = f"KVCache({', '.join(map(str, args))}{''.join(f', {k}={v}' for k, v in kwargs.items())})"
-    return call(submission.KVCache, text, *args, **kwargs)
-
-
-def decode(submission, module, x, cache, name="x"):
-    """Feed x [B, T, d_model] to decode_step one token at a time; the T outputs, concatenated: [B, T, d_model]."""
-    outputs = []
-    for t in range(x.size(1)):
-        text = f"decode_step(mha, {name}[:, {t}:{t + 1}], cache)"
-        out = call(submission.decode_step, text, module, x[:, t : t + 1], cache, hint=DECODE_HINT)
-        check_tensor(out, f"{text} output", shape=(x.size(0), 1, x.size(2)), layout="[B, 1, d_model]",
-                     hint="return w_o's output only (not the weights)")
-        outputs.append(out)
-    return torch.cat(outputs, dim=1)
-
-
-def decode_mistakes(submission, params, n_heads, x):
-    """{explanation: outputs} of the classic decoding slips, each a masked full forward pass; none when
-    the functions decode_step builds on are wrong (their bug, not decoding's, would be the cause)."""
-    if not mha.building_blocks_work(submission):
-        return {}
-    length = x.size(1)
-    past_only = torch.ones(length, length, dtype=torch.bool).tril(-1)
-    first_key_only = torch.zeros(length, length, dtype=torch.bool)
-    first_key_only[:, 0] = True
-    own_key_only = torch.eye(length, dtype=torch.bool)
-    return {
-        "the new token's own key is missing: append k and v to the cache BEFORE attending over it":
-            oracle.mha_via_sdpa(params, n_heads, x, mask=past_only)[0],
-        "is_causal=True with one query is top-left aligned and lets it see key 0 only: the newest token may "
-        "see every cached key, so use no mask":
-            oracle.mha_via_sdpa(params, n_heads, x, mask=first_key_only)[0],
-        "each token attends to itself only: the cache does not keep the earlier tokens (is length advanced?)":
-            oracle.mha_via_sdpa(params, n_heads, x, mask=own_key_only)[0],
-    }
-
-
 @pytest.mark.points(2)
 def test_append_writes_new_positions_and_returns_every_stored_one(submission):
     """KVCache(2, 3, 10, 4) starts empty (length 0) with float32 buffers [2, 3, 10, 4]; append(k, v) with
@@ -104,17 +61,16 @@ def test_a_decode_step_projects_only_the_new_token(submission):
     x = inputs.randn(batch, length, d_model, salt=505)
     cache = new_cache(submission, batch, n_heads, length, d_model // n_heads)
     earlier = decode(submission, module, x[:, :-1], cache)
-    last = decode(submission, module, x[:, -1:], cache, name="x_last")
-    stats = submission.last_stats
+    last, measured = decode_step(submission, module, x[:, -1:], cache, "decode_step(mha, x_last[:, 0:1], cache)")
     assert_close(torch.cat([earlier, last], dim=1), oracle.mha(params, n_heads, x, is_causal=True)[0],
                  f"the {length} decoded outputs, concatenated", OUT_DIMS, layout="[B, T, d_model]",
                  hint=DECODE_HINT, mistakes=decode_mistakes(submission, params, n_heads, x))
     needed = 4 * batch * d_model * d_model + 2 * batch * length * d_model
     prefix = 3 * batch * length * d_model * d_model
-    if stats["multiply_adds"] > 1.5 * needed:
-        largest = max(stats["op_shapes"], key=lambda op: multiply_adds(op[1], op[2]))
+    if measured.multiply_adds > 1.5 * needed:
+        largest = max(measured.op_shapes, key=lambda op: multiply_adds(op[1], op[2]))
         fail(f"decode_step at length {length} (B={batch}, d_model={d_model}) ran matrix products totalling "
-             f"{stats['multiply_adds']:,} multiply-adds (for example {largest[0]} {largest[1]} x {largest[2]}); "
+             f"{measured.multiply_adds:,} multiply-adds (for example {largest[0]} {largest[1]} x {largest[2]}); "
              f"projecting only the new token needs about {needed:,}, projecting the whole prefix again about "
              f"{prefix:,}.\nLikely cause: the whole prefix is projected again at every step.\nHint: the cache already holds the keys and values of the earlier tokens: apply "
              "w_q, w_k and w_v to x_t [B, 1, d_model] only.")

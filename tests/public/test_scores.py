@@ -3,7 +3,7 @@
 import pytest
 
 from tests.support import inputs, oracle
-from tests.support.feedback import assert_close, assert_unchanged, call
+from tests.support.feedback import assert_close, assert_unchanged, call, call_measured
 from tests.support.mistakes import explicit_scale_mistakes, key_mistakes, scale_mistakes
 
 pytestmark = pytest.mark.task("scores")
@@ -16,10 +16,10 @@ def test_scores_are_dot_products_scaled_by_inverse_sqrt_d(submission):
     """With scale=None, scores = q k^T / sqrt(d), shape [B, H, Tq, Tk], and q and k are left unchanged."""
     q, k, _ = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8, salt=1)
     label = "attention_scores(q [2, 3, 4, 8], k [2, 3, 6, 8])"
-    got = call(submission.attention_scores, label, q, k, hint=HINT)
+    got, measured = call_measured(submission, submission.attention_scores, label, q, k, hint=HINT)
     assert_close(got, oracle.scores(q, k), label, DIMS, layout="[B, H, Tq, Tk]", hint=HINT,
                  mistakes={**scale_mistakes(q, k), **key_mistakes(q, k)})
-    assert_unchanged([q, k], submission.last_args_after[:2], ["q", "k"], "attention_scores")
+    assert_unchanged([q, k], measured.args_after[:2], ["q", "k"], "attention_scores")
 
 
 @pytest.mark.points(2)

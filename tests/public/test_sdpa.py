@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
-from tests.support.feedback import (SDPA_OUT_DIMS, assert_close, assert_unchanged, assert_zero_where, call, close, compare_pair,
-                            gradients, run_causal, run_sdpa, unpack_pair)
+from tests.support.feedback import (SDPA_OUT_DIMS, assert_close, assert_unchanged, assert_zero_where, call,
+                                    call_measured, close, compare_pair, gradients, run_causal, run_sdpa, unpack_pair)
 from tests.support.mistakes import as_pairs, blocked_row_mistakes, causal_mistakes, float32_precision
 
 pytestmark = pytest.mark.task("sdpa")
@@ -21,7 +21,8 @@ def test_sdpa_matches_torch_without_a_mask(submission):
     """output [B, H, Tq, dv] and weights [B, H, Tq, Tk] equal torch's; q, k and v stay unchanged."""
     q, k, v = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8, dv=5, salt=20)
     label = "scaled_dot_product_attention(q [2, 3, 4, 8], k [2, 3, 6, 8], v [2, 3, 6, 5])"
-    output, weights = got = run_sdpa(submission, label, q, k, v)
+    result, measured = call_measured(submission, submission.scaled_dot_product_attention, label, q, k, v)
+    output, weights = got = unpack_pair(result, label)
     expected = oracle.sdpa(q, k, v)
     scores = q @ k.transpose(-2, -1) / math.sqrt(8)
     mistakes = {
@@ -32,7 +33,7 @@ def test_sdpa_matches_torch_without_a_mask(submission):
         mistakes["the scores are returned instead of the weights: return softmax(scores), the weights the "
                  "output was computed with"] = (None, scores)
     compare_pair(got, expected, label, mistakes, hint="weights = softmax(q k^T / sqrt(d), dim=-1)")
-    assert_unchanged([q, k, v], submission.last_args_after[:3], ["q", "k", "v"], "scaled_dot_product_attention")
+    assert_unchanged([q, k, v], measured.args_after[:3], ["q", "k", "v"], "scaled_dot_product_attention")
 
 
 @pytest.mark.points(2)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
-from tests.support.feedback import assert_close, assert_unchanged, assert_zero_where, call, gradients
+from tests.support.feedback import assert_close, assert_unchanged, assert_zero_where, call_measured, gradients
 from tests.support.mistakes import blocked_row_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
 
 pytestmark = pytest.mark.task("softmax_weights")
@@ -15,9 +15,9 @@ NO_NAN = ("find the rows whose keys are all blocked (all -inf after masking), so
 
 def weights(submission, label, scores, mask=None, hint=None):
     """attention_weights(scores, mask) on the submission, the arguments passed positionally (so that
-    last_args_after shows what it did to them)."""
+    the Measurement's args_after shows what it did to them): (weights, Measurement)."""
     args = (scores,) if mask is None else (scores, mask)
-    return call(submission.attention_weights, label, *args, hint=hint)
+    return call_measured(submission, submission.attention_weights, label, *args, hint=hint)
 
 
 @pytest.mark.points(2)
@@ -25,10 +25,10 @@ def test_weights_are_a_softmax_over_the_keys(submission):
     """Without a mask, weights = softmax(scores) over the last dim (each row sums to 1); scores stay unchanged."""
     scores = inputs.randn(2, 3, 5, 7, salt=10)
     label = "attention_weights(scores [2, 3, 5, 7])"
-    got = weights(submission, label, scores)
+    got, measured = weights(submission, label, scores)
     assert_close(got, torch.softmax(scores, dim=-1), label, DIMS, hint="softmax over dim=-1 (the keys)",
                  mistakes={"softmax over the wrong dim: use dim=-1, the keys": torch.softmax(scores, dim=-2)})
-    assert_unchanged([scores], submission.last_args_after[:1], ["scores"], "attention_weights")
+    assert_unchanged([scores], measured.args_after[:1], ["scores"], "attention_weights")
 
 
 @pytest.mark.points(2)
@@ -38,12 +38,12 @@ def test_a_bool_mask_gives_blocked_keys_exactly_zero_weight(submission):
     scores = inputs.randn(2, 3, 5, 7, salt=11)
     mask = inputs.random_bool_mask(2, 3, 5, 7, salt=11)
     label = "attention_weights(scores, bool_mask)"
-    got = weights(submission, label, scores, mask)
+    got, measured = weights(submission, label, scores, mask)
     assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS,
                  hint="scores.masked_fill(~mask, float('-inf')), then softmax(dim=-1)",
                  mistakes=mask_mistakes(scores, mask))
     assert_zero_where(got, ~mask, label, DIMS, hint="block with float('-inf') before the softmax")
-    assert_unchanged([scores, mask], submission.last_args_after[:2], ["scores", "mask"], "attention_weights")
+    assert_unchanged([scores, mask], measured.args_after[:2], ["scores", "mask"], "attention_weights")
 
 
 @pytest.mark.points(2)
@@ -54,11 +54,11 @@ def test_a_float_mask_is_added_to_the_scores(submission):
     allowed = inputs.random_bool_mask(2, 3, 5, 7, salt=12)
     mask = inputs.additive_mask(allowed, salt=13)
     label = "attention_weights(scores, float_mask)"
-    got = weights(submission, label, scores, mask)
+    got, measured = weights(submission, label, scores, mask)
     assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS,
                  hint="a float mask is ADDED: softmax(scores + mask, dim=-1)",
                  mistakes=float_mask_mistakes(scores, mask))
-    assert_unchanged([scores, mask], submission.last_args_after[:2], ["scores", "mask"], "attention_weights")
+    assert_unchanged([scores, mask], measured.args_after[:2], ["scores", "mask"], "attention_weights")
 
 
 @pytest.mark.points(2)
@@ -71,7 +71,7 @@ def test_fully_blocked_rows_give_zeros_not_nan(submission):
     allowed[1, :, 0] = False
     for kind, mask in (("bool_mask", allowed), ("float_mask", inputs.additive_mask(allowed, salt=16))):
         label = f"attention_weights(scores, {kind}) with fully blocked rows"
-        got = weights(submission, label, scores, mask, hint=NO_NAN)
+        got, _ = weights(submission, label, scores, mask, hint=NO_NAN)
         assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS, hint=NO_NAN,
                      mistakes=blocked_row_mistakes(scores, mask))
 
@@ -82,7 +82,7 @@ def test_float64_scores_give_float64_weights_at_double_precision(submission):
     scores = inputs.randn(2, 3, 4, 5, dtype=torch.float64, salt=17)
     mask = inputs.random_bool_mask(2, 3, 4, 5, salt=17)
     label = "attention_weights(scores, bool_mask) in float64"
-    got = weights(submission, label, scores, mask)
+    got, _ = weights(submission, label, scores, mask)
     expected = oracle.softmax_weights(scores, mask)
     assert_close(got, expected, label, DIMS, hint="keep the scores' dtype throughout: no .float(), no dtype= in softmax",
                  mistakes={"the weights are right to float32 precision only: they were computed in float32 "
@@ -97,7 +97,7 @@ def test_gradients_flow_back_to_the_scores(submission):
     mask = inputs.random_bool_mask(2, 4, 6, salt=18)
     cotangent = inputs.randn(2, 4, 6, salt=19)
     label = "attention_weights(scores [2, 4, 6], bool_mask)"
-    got = weights(submission, label, scores, mask)
+    got, _ = weights(submission, label, scores, mask)
     assert_close(got, oracle.softmax_weights(scores, mask), label, ("b", "i", "j"),
                  hint="scores.masked_fill(~mask, float('-inf')), then softmax(dim=-1)",
                  mistakes=mask_mistakes(scores, mask))

@@ -5,34 +5,11 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
-from tests.support.feedback import assert_close, call, fail
+from tests.support.feedback import assert_close, fail
+from tests.support.tiled import HINT, OUT_DIMS, multiply_adds_without_and_with_causal, run, run_measured
 
 pytestmark = pytest.mark.task("tiled")
-OUT_DIMS = ("b", "h", "i", "c")
 MIB = 2 ** 20
-HINT = ("for each key block: m_new = max(m, block row max); l = exp(m - m_new) * l + sum(exp(s - m_new)); "
-        "acc = exp(m - m_new) * acc + exp(s - m_new) @ v_block; m = m_new; at the end acc / l")
-
-
-def multiply_adds_without_and_with_causal(submission, q, k, v, block_size=64):
-    """The multiply-adds of tiled_attention's matrix products, without and with is_causal; each call's
-    output must equal torch's (work done for a wrong result earns nothing)."""
-    counts = []
-    for causal in (False, True):
-        text = f"tiled_attention(q, k, v, is_causal={causal}, block_size={block_size})"
-        got = run(submission, text, q, k, v, is_causal=causal, block_size=block_size)
-        counts.append(submission.last_stats["multiply_adds"])
-        assert_close(got, oracle.sdpa(q, k, v, is_causal=causal)[0], text, OUT_DIMS, hint=HINT)
-    return tuple(counts)
-
-
-def run(submission, text, *args, **kwargs):
-    """The submission's tiled_attention output; it must be one tensor, not (output, weights)."""
-    got = call(submission.tiled_attention, text, *args, hint=HINT, **kwargs)
-    if isinstance(got, (tuple, list)):
-        fail(f"{text} returned a {type(got).__name__} of {len(got)} items; it returns the output tensor only "
-             "(the whole point is that the weights matrix never exists).")
-    return got
 
 
 def block_slips(q, k, v, block_size):
@@ -97,8 +74,8 @@ def test_tiled_never_creates_a_tq_by_tk_matrix(submission):
     block = 1 * 2 * 1024 * 64 * 4
     for causal in (False, True):
         text = f"tiled_attention(q, k, v, is_causal={causal}, block_size=64) at B=1, H=2, T=1024, d=16"
-        got = run(submission, text, q, k, v, is_causal=causal, block_size=64)
-        largest = submission.last_stats["largest_bytes"]
+        got, measured = run_measured(submission, text, q, k, v, is_causal=causal, block_size=64)
+        largest = measured.largest_bytes
         assert_close(got, oracle.sdpa(q, k, v, is_causal=causal)[0], text, OUT_DIMS, hint=HINT)
         if largest > 4 * block:
             fail(f"{text}: your largest intermediate was {largest / MIB:.2f} MiB; a Tq x Tk score matrix is "

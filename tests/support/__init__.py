@@ -1,2 +1,3 @@
 """What the graded suites share: seeded inputs, the torch oracle, assertions that explain themselves, the
-known mistakes they name, and MultiHeadAttention's and the efficiency task's checks."""
+known mistakes they name, and one module per task that needs more (heads, divisibility, mha, efficiency,
+tiled, kv_cache)."""

@@ -5,7 +5,7 @@ A count earns nothing on its own: every counted call's result is checked against
 that does nothing (and so runs no loop) does not pass."""
 
 from tests.support import inputs, mha, oracle
-from tests.support.feedback import assert_close, call, fail
+from tests.support.feedback import assert_close, call_measured, fail
 
 SLACK = 2
 VALUES_FIRST = ("the operation count is only credited for a correct result: fix the tests of the function "
@@ -14,8 +14,8 @@ VALUES_FIRST = ("the operation count is only credited for a correct result: fix 
 
 def counted(submission, function, label, *args, **kwargs):
     """(function(*args, **kwargs), the number of tensor operations that call ran)."""
-    result = call(function, label, *args, **kwargs)
-    return result, submission.last_stats["op_count"]
+    result, measured = call_measured(submission, function, label, *args, **kwargs)
+    return result, measured.op_count
 
 
 ADVICE = ("Vectorised code runs the same operations at every shape: let one batched matmul/einsum/softmax "

@@ -164,6 +164,38 @@ def call(function, label, *args, hint=None, **kwargs):
         fail_raised(error, label, hint)
 
 
+def call_measured(submission, function, label, *args, hint=None, **kwargs):
+    """call(), measured: (the result, the call's Measurement: operation counts, memory peak, arguments after
+    the call)."""
+    return call(submission.measure, label, function, *args, hint=hint, **kwargs)
+
+
+def raised(make, expected=()):
+    """The exception make() raises, or None. The stubs' NotImplementedError passes through, unless it is
+    also one of the expected exceptions."""
+    try:
+        make()
+    except expected as error:
+        return error
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        return error
+    return None
+
+
+def expect_raises(make, expected, text, reason, hint, wrong_hint=None):
+    """The `expected` exception that make() raises. Another exception fails the test naming it (and
+    wrong_hint, else hint); none fails it with reason, why make() should raise, and hint."""
+    error = raised(make, expected)
+    if isinstance(error, expected):
+        return error
+    if error is not None:
+        fail(f"{text} raised {type(error).__name__}: {error}; expected {expected.__name__}.\n"
+             f"Hint: {wrong_hint or hint}")
+    fail(f"{text} did not raise: {reason}.\nHint: {hint}")
+
+
 NO_GRAPH = "does not require grad"
 
 
