@@ -168,12 +168,12 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
     if worker:
         worker_sock.close()
     collect(run, process, report_read, key, started + timeout)
-    if not run.timed_out:
+    if not run.timed_out and not run.results:  # pytest stopped before any test: let it print why
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-    _kill_group(process)  # also leftovers: a worker that escaped its parent
+    _kill_group(process)  # its channel is closed: nothing more to hear; also kills leftovers
     if worker:
         _kill_group(worker)
     worker_log.close()

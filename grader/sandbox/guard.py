@@ -105,6 +105,12 @@ class _FunctionGuard(TorchFunctionMode):
 class _DispatchCounter(TorchDispatchMode):
     """Pushed once (`_counter()`) and never popped: counts the operations of the graded call in progress."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """False: torch would otherwise wrap __torch_dispatch__ in dynamo.disable, whose first call imports
+        torch._dynamo (1.6 CPU-seconds in every worker, measured); the worker compiles nothing."""
+        return False
+
     def __init__(self):
         super().__init__()
         self.stats = None
