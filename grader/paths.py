@@ -46,6 +46,7 @@ class Env:
     WORKER_FD = "GRADER_WORKER_FD"  # grader -> pytest child: a worker started before pytest
     WORKER_PID = "GRADER_WORKER_PID"
     WORKER_LOG = "GRADER_WORKER_LOG"  # where the worker's stdout and stderr go
+    WORKER_WARM = "GRADER_WORKER_WARM"  # "public": the worker skips warming what only the hidden suite uses
     COLLECT_ONLY = "GRADER_COLLECT_ONLY"  # list the tests, start no worker
     CALL_TIMEOUT = "GRADER_CALL_TIMEOUT"  # seconds per call into student code
     IMPORT_TIMEOUT = "GRADER_IMPORT_TIMEOUT"  # seconds for importing attention.py

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, suite_names
+from grader.sandbox import zygote
 from grader.sandbox.isolation import make_undumpable, read_tail
 from grader.signing import verify
 from grader.sandbox.spawn import spawn_worker
@@ -87,6 +88,14 @@ def _kill_group(process):
     process.wait()
 
 
+def _end_worker(worker):
+    if isinstance(worker, subprocess.Popen):
+        _kill_group(worker)
+    else:  # a zygote's worker: in its own namespaces, not in our process groups
+        worker.kill()
+        worker.wait()
+
+
 def collect(run, process, report_fd, key, deadline):
     """Read signed lines until the child closes the pipe or the deadline passes."""
     buffer = b""
@@ -144,8 +153,10 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
 
     prespawn: start the worker here, so that it imports torch while pytest starts (a second faster).
     It then is this process's child and could reach this process's file descriptors through /proc, so
-    `batch`, which grades several students in one process, leaves it to pytest (prespawn=False).
+    `batch`, which grades several students in one process, leaves it to pytest (prespawn=False), unless
+    it grades with a zygote (grader.sandbox.zygote): a zygote's worker is no child of ours and never sees us.
     """
+    prespawn = prespawn or zygote.active() is not None
     names, tests_dir = suite_paths(suite, tests_dir)
     if not names:
         raise GraderError(f"no test suite {suite!r} under {tests_dir}")
@@ -157,7 +168,7 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
     worker_env = {Env.WORKER_LOG: worker_log.name}
     worker_fds = ()
     if prespawn:
-        worker, worker_sock = spawn_worker(impl, worker_log, new_session=True)
+        worker, worker_sock = spawn_worker(impl, worker_log, new_session=True, public_only=names == ("public",))
         worker_env.update({Env.WORKER_FD: str(worker_sock.fileno()), Env.WORKER_PID: str(worker.pid)})
         worker_fds = (worker_sock.fileno(),)
     before = fingerprint(tests_dir)
@@ -175,7 +186,7 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
             pass
     _kill_group(process)  # its channel is closed: nothing more to hear; also kills leftovers
     if worker:
-        _kill_group(worker)
+        _end_worker(worker)
     worker_log.close()
     os.unlink(worker_log.name)
     run.elapsed = time.monotonic() - started

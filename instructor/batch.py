@@ -2,6 +2,7 @@
 instructor.cluster), into a CSV gradebook and one JSON report per student. A broken submission costs its
 student only. Options join GitHub Classroom's roster (instructor.lms) and flag similar code (instructor.similarity)."""
 
+import contextlib
 import csv
 import json
 import os
@@ -77,7 +78,7 @@ def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
     before = fingerprint(suite_dir)
     os.environ[Env.SANDBOX_HIDE] = str(Path(root).resolve())  # no worker reads a classmate's folder
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        with _zygote(root), ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir): folder for folder in folders}
             for future in as_completed(futures):
                 record(futures[future].name, future.result())
@@ -85,6 +86,13 @@ def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
         os.environ.pop(Env.SANDBOX_HIDE, None)
     if fingerprint(suite_dir) != before:
         raise RuntimeError("the grading files changed during the batch: grades are not trustworthy, rerun it")
+
+
+def _zygote(root):
+    """A zygote hiding the class's folder, where this machine can run one (else nothing)."""
+    from grader.sandbox import zygote
+
+    return zygote.Zygote(hide=[Path(root).resolve()]) if zygote.available() else contextlib.nullcontext()
 
 
 def _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox):

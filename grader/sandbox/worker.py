@@ -208,15 +208,24 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (current + budget, current + budget))
 
 
+def warm_up(meta=True):
+    """Pay torch's first-use costs before any call is timed. meta: also the first meta-device operation,
+    which imports torch._dynamo (about 1.3 CPU-seconds); only the hidden suite uses that device, so a
+    public-only run (make test) skips it (GRADER_WORKER_WARM=public)."""
+    torch.set_num_threads(1)
+    with guard.watch():
+        torch.ones(2) + 1
+        if meta:
+            torch.ones(2, device="meta") + 1
+
+
 def main(argv=None):
     """argv: [socket fd, path of attention.py] (default sys.argv[1:])."""
     fd, impl_file = argv or sys.argv[1:3]
     fd, impl_file = int(fd), os.path.abspath(impl_file)
     sys.dont_write_bytecode = True
     conn = Connection(fd)
-    torch.set_num_threads(1)
-    with guard.watch():
-        torch.ones(2) + 1  # the first mode entered imports torch._dynamo: pay that before timing
+    warm_up(meta=os.environ.get(Env.WORKER_WARM, "all") == "all")
     guard.install()
     if sys.platform.startswith("linux"):
         limit_memory()
