@@ -45,7 +45,7 @@ def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) ->
     require("batch on a Dask worker", no_sandbox)
     _, tests_dir = suite_paths(suite)
     before = fingerprint(tests_dir)
-    with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="grade-", dir=_tasks_folder()) as scratch:
         folder = Path(scratch) / job.student
         folder.mkdir()
         if job.source is not None:
@@ -57,6 +57,21 @@ def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) ->
             os.environ.pop(Env.SANDBOX_HIDE, None)
     report["impl"] = job.student  # the scratch path means nothing to the client
     return job.student, report, fingerprint(tests_dir) != before
+
+
+_HOST = {}
+
+
+def _tasks_folder() -> str:
+    """This worker process's folder for its tasks' submissions, created on its first task with the zygote
+    its students' workers are forked from (grader.zygote), which hides the folder from every worker."""
+    if "tasks" not in _HOST:
+        from grader import zygote
+
+        _HOST["tasks"] = tempfile.mkdtemp(prefix="grader-tasks-")
+        if zygote.available():  # it ends when this process does (its control socket closes)
+            zygote.start_using(zygote.Zygote(hide=[_HOST["tasks"]]))
+    return _HOST["tasks"]
 
 
 def local_workers(cluster: str) -> int:

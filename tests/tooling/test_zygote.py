@@ -1,0 +1,150 @@
+"""Workers forked from the zygote (grader.zygote): the sandbox of a fresh worker, and nothing one student's
+worker does reaches the zygote or another student's worker."""
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader import sandbox, zygote
+from grader.proxy import Submission, SubmissionCrashed, SubmissionTimeout
+from tests.tooling.test_sandbox import PROBE
+
+pytestmark = pytest.mark.skipif(not zygote.available(), reason="needs root, namespaces and pidfds (CI has them)")
+
+ATTACKS = textwrap.dedent('''
+    import os
+
+    def kill_everything():
+        os.kill(-1, 9)
+
+    def loop_forever():
+        while True:
+            pass
+''')
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    with zygote.Zygote(hide=[root]) as started:
+        yield started, root
+
+
+def student(classroom, name, source, call_timeout=None):
+    """A Submission whose worker the zygote forked, on source saved as name's attention.py."""
+    started, root = classroom
+    folder = root / name
+    folder.mkdir()
+    (folder / "attention.py").write_text(source)
+    with open(folder / "worker.log", "ab") as log:
+        worker, sock = started.spawn(folder / "attention.py", log)
+    submission = Submission(folder / "attention.py", call_timeout=call_timeout)
+    submission.log_path = str(folder / "worker.log")
+    submission.adopt(sock.detach(), worker.pid)
+    return submission, worker
+
+
+def end(submission, worker):
+    submission.stop()
+    worker.kill()
+    worker.wait()
+
+
+def processes_of(uid):
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_a_forked_worker_has_its_own_uid_home_and_process_namespace(classroom):
+    submission, worker = student(classroom, "ada", PROBE)
+    uid, gid, cwd, home, isolated = submission.identity()
+    assert sandbox.FIRST_UID <= uid < sandbox.FIRST_UID + sandbox.SLOTS and gid == uid
+    assert cwd == home and isolated == 1
+    assert submission.visible_pids() == sorted({1, submission.own_pid()})
+    assert submission.signal_init() == "PermissionError"
+    end(submission, worker)
+
+
+def test_a_forked_worker_sees_no_class_folder_tests_solutions_or_network(classroom):
+    submission, worker = student(classroom, "bob", PROBE)
+    _, root = classroom
+    assert submission.listing(str(root)) in ([], None)
+    assert submission.listing(str(sandbox.REPO / "tests")) in ([], None)
+    assert submission.listing(str(sandbox.REPO / "solutions")) in ([], None)
+    assert submission.connect("127.0.0.1", 22) != "connected"
+    assert not submission.can_write("/tmp/x")
+    end(submission, worker)
+
+
+def test_a_file_one_student_writes_is_not_in_the_next_students_scratch(classroom):
+    first, first_worker = student(classroom, "cy", PROBE)
+    home = first.identity()[3]
+    assert first.can_write(f"{home}/left-behind.txt")
+    end(first, first_worker)
+    second, second_worker = student(classroom, "dee", PROBE)
+    assert second.identity()[3] == home
+    assert second.listing(home) == []
+    end(second, second_worker)
+
+
+def test_a_crash_at_import_leaves_the_zygote_forking_the_next_student(classroom):
+    crashed, crashed_worker = student(classroom, "eve", "import os\nos._exit(3)\n")
+    with pytest.raises(SubmissionCrashed):
+        crashed.identity
+    end(crashed, crashed_worker)
+    honest, honest_worker = student(classroom, "fay", PROBE)
+    assert honest.own_pid() == 2
+    end(honest, honest_worker)
+
+
+def test_a_worker_can_signal_neither_the_zygote_nor_a_classmate(classroom):
+    classmate, classmate_worker = student(classroom, "gus", PROBE)
+    assert classmate.own_pid() == 2
+    attacker, attacker_worker = student(classroom, "hal", ATTACKS)
+    with pytest.raises(ProcessLookupError):  # kill(-1) found no process it may signal
+        attacker.kill_everything()
+    assert classmate.own_pid() == 2
+    assert classroom[0].process.poll() is None
+    end(attacker, attacker_worker)
+    end(classmate, classmate_worker)
+    after, after_worker = student(classroom, "ivy", PROBE)
+    assert after.own_pid() == 2
+    end(after, after_worker)
+
+
+def test_a_hung_worker_is_stopped_and_leaves_no_process_of_its_uid(classroom):
+    hung, hung_worker = student(classroom, "jo", PROBE + ATTACKS,
+                                call_timeout=1.0)
+    uid = hung.identity()[0]
+    with pytest.raises(SubmissionTimeout):
+        hung.loop_forever()
+    end(hung, hung_worker)
+    assert processes_of(uid) == []
+    assert not (sandbox.CGROUP_V1 / "memory" / f"grader-sandbox-{uid}").exists()
+
+
+def test_the_zygote_inherits_no_key_report_channel_or_worker_socket(tmp_path, monkeypatch):
+    for name in ("GRADER_KEY_FD", "GRADER_REPORT_FD", "GRADER_WORKER_FD", "GRADER_WORKER_PID"):
+        monkeypatch.setenv(name, "7")
+    with zygote.Zygote(hide=[tmp_path]) as started:
+        (tmp_path / "attention.py").write_text(PROBE)
+        with open(tmp_path / "worker.log", "ab") as log:
+            worker, sock = started.spawn(tmp_path / "attention.py", log)  # answered: the zygote is up
+        unshare = started.process.pid
+        children = Path(f"/proc/{unshare}/task/{unshare}/children").read_text().split()
+        environment = Path(f"/proc/{children[0]}/environ").read_bytes().split(b"\0")
+        sock.close()
+        worker.kill()
+        worker.wait()
+    assert not [item for item in environment if item.startswith(b"GRADER_KEY") or item.startswith(b"GRADER_REPORT")
+                or item.startswith(b"GRADER_WORKER_")]
+    assert os.environ["GRADER_KEY_FD"] == "7"
