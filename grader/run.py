@@ -5,6 +5,7 @@ a pipe (grader.plugin.Reporter) with a key sent on a second pipe; unsigned lines
 flagged, never believed. A test with no signed result did not pass.
 """
 
+import contextlib
 import hashlib
 import os
 import secrets
@@ -17,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import prefork
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, suite_names
 from grader.sandbox import zygote
 from grader.sandbox.isolation import make_undumpable, read_tail
@@ -137,15 +139,40 @@ def _start_pytest(tests_dir, names, impl, extra_args=(), stdout=subprocess.DEVNU
     report_read, report_write = os.pipe()
     os.write(key_write, key)
     os.close(key_write)
-    process = subprocess.Popen(
-        _pytest_command([str(Path(tests_dir) / name) for name in names], impl, list(extra_args)),
-        pass_fds=(key_read, report_write, *pass_fds), stdin=subprocess.DEVNULL, stdout=stdout,
-        stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
-        env=_child_env({Env.KEY_FD: str(key_read), Env.REPORT_FD: str(report_write), **(env or {})}),
-    )
+    command = _pytest_command([str(Path(tests_dir) / name) for name in names], impl, list(extra_args))
+    child_env = _child_env({Env.KEY_FD: str(key_read), Env.REPORT_FD: str(report_write), **(env or {})})
+    if prefork.active() is not None:  # batch: a fork of a process that imported torch and pytest already
+        process = _forked_pytest(command, child_env, stdout)
+    else:
+        process = subprocess.Popen(command, pass_fds=(key_read, report_write, *pass_fds), stdin=subprocess.DEVNULL,
+                                   stdout=stdout, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
+                                   env=child_env)
     os.close(key_read)
     os.close(report_write)
     return process, report_read, key
+
+
+def _forked_pytest(command, env, stdout):
+    fds = {name: int(env[name]) for name in FD_VARIABLES if name in env}
+    pytest_args = command[command.index("pytest") + 1:]
+    if stdout == subprocess.DEVNULL:
+        with open(os.devnull, "wb") as devnull:
+            return prefork.active().start(pytest_args, env, REPO, fds, devnull.fileno())
+    return prefork.active().start(pytest_args, env, REPO, fds, stdout.fileno())
+
+
+FD_VARIABLES = (Env.KEY_FD, Env.REPORT_FD, Env.WORKER_FD)
+
+
+def warm_servers(hide):
+    """Where this machine allows: the zygote the students' workers are forked from (grader.zygote, hiding
+    the folders in hide) and the server their pytest children are forked from (grader.prefork)."""
+    stack = contextlib.ExitStack()
+    if zygote.available():
+        stack.enter_context(zygote.Zygote(hide=hide))
+    if prefork.available():
+        stack.enter_context(prefork.Prefork(env=_child_env({})))
+    return stack
 
 
 def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=True):

@@ -2,7 +2,6 @@
 instructor.cluster), into a CSV gradebook and one JSON report per student. A broken submission costs its
 student only. Options join GitHub Classroom's roster (instructor.lms) and flag similar code (instructor.similarity)."""
 
-import contextlib
 import csv
 import json
 import os
@@ -12,7 +11,7 @@ from pathlib import Path
 
 from grader.grade import grade
 from grader.paths import Env, find_impl
-from grader.run import fingerprint, suite_paths
+from grader.run import fingerprint, suite_paths, warm_servers
 from grader.sandbox.isolation import require
 from grader.tasks import TASKS
 
@@ -78,7 +77,7 @@ def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
     before = fingerprint(suite_dir)
     os.environ[Env.SANDBOX_HIDE] = str(Path(root).resolve())  # no worker reads a classmate's folder
     try:
-        with _zygote(root), ThreadPoolExecutor(max_workers=jobs) as pool:
+        with warm_servers([Path(root).resolve()]), ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir): folder for folder in folders}
             for future in as_completed(futures):
                 record(futures[future].name, future.result())
@@ -86,13 +85,6 @@ def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
         os.environ.pop(Env.SANDBOX_HIDE, None)
     if fingerprint(suite_dir) != before:
         raise RuntimeError("the grading files changed during the batch: grades are not trustworthy, rerun it")
-
-
-def _zygote(root):
-    """A zygote hiding the class's folder, where this machine can run one (else nothing)."""
-    from grader.sandbox import zygote
-
-    return zygote.Zygote(hide=[Path(root).resolve()]) if zygote.available() else contextlib.nullcontext()
 
 
 def _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox):

@@ -3,10 +3,12 @@
     python -m instructor bench-grade [--runs 3] [--students 6] [--no-write]      (make bench-grade)
 
 Each case runs as a child process tree, several times; the table gives medians. CPU-seconds are the
-user + system time of the whole tree (os.wait4 counts every waited-for descendant); peak memory is the
-largest resident set of one process in it. Ratios are to a bare `python -c "import torch"`, the floor
-any grading pays. Writes its section of docs/benchmarks.md between two markers, leaving the attention
-benchmarks (instructor.bench) as they are.
+user + system time of the whole tree, read from a cpuacct cgroup the case runs in (root, cgroup v1);
+elsewhere from os.wait4, which misses every process its parent never waits for (a killed sandbox's
+worker: about half of a grade's CPU). Peak memory is the largest resident set of one waited-for process.
+Ratios are to a bare `python -c "import torch"`, the floor any grading pays. The large-class cases
+(LocalCluster against --jobs 2) run once per three runs of the others. Writes its section of
+docs/benchmarks.md between two markers, leaving the attention benchmarks (instructor.bench) as they are.
 """
 
 import os
@@ -40,20 +42,63 @@ class Case:
     name: str
     command: tuple
     per_student: int = 1  # the command grades this many students
+    large: bool = False  # a large class: fewer runs
+
+
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
+def _cpu_group():
+    """A new cpuacct cgroup for one run, or None where none can be made."""
+    try:
+        return Path(tempfile.mkdtemp(prefix="bench-grade-", dir=CPUACCT))
+    except OSError:
+        return None
+
+
+def _remove_group(group):
+    for _ in range(100):
+        try:
+            group.rmdir()
+            return
+        except OSError:  # a killed process of the run still leaving it
+            time.sleep(0.05)
 
 
 def measure(command, env=None):
     """Run command to its end; its wall time, the CPU-seconds of its whole tree and its peak RSS."""
+    group = _cpu_group()
+
+    def join_group():
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO, env=env)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO, env=env,
+                               preexec_fn=join_group if group else None)
     _, _, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
-    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+    cpu = usage.ru_utime + usage.ru_stime
+    if group is not None:
+        cpu = int((group / "cpuacct.usage").read_text()) / 1e9
+        _remove_group(group)
+    return Sample(wall, cpu, usage.ru_maxrss / 1024)
+
+
+def cpu_source():
+    group = _cpu_group()
+    if group is None:
+        return "os.wait4 (no cpuacct cgroup here: a killed worker's CPU is missed)"
+    _remove_group(group)
+    return "a cpuacct cgroup holding the whole process tree"
 
 
 def median_sample(command, runs):
     samples = [measure(command) for _ in range(runs)]
     return Sample(*(statistics.median(getattr(s, field) for s in samples) for field in ("wall", "cpu", "peak_mib")))
+
+
+def runs_of(case, runs):
+    return max(1, runs // 3) if case.large else runs
 
 
 def submission(root, name, source):
@@ -72,13 +117,15 @@ def class_folder(root, students):
     return folder
 
 
-def cases(root, students):
+def cases(root, students, large_class):
     python = sys.executable
     grade = (python, "-m", "grader", "grade", "--exit-zero")
     crash = submission(root, "crash", CRASH_AT_IMPORT)
     hang = submission(root, "hang", HANG_AT_IMPORT)
     klass = class_folder(root, students)
     batch = (python, "-m", "instructor", "batch", str(klass), "--suite", "all", "--output", str(Path(root) / "grades.csv"))
+    large = (python, "-m", "instructor", "batch", str(class_folder(Path(root) / "large", large_class)), "--suite", "all",
+             "--output", str(Path(root) / "large.csv"))
     return [
         Case("import torch", (python, "-c", "import torch")),
         Case("make test (public, reference)", (*grade, "--suite", "public", "--impl", "solutions")),
@@ -88,6 +135,9 @@ def cases(root, students):
         Case("full grade, hang at import", (*grade, "--suite", "all", "--impl", str(hang))),
         Case(f"batch --jobs 1, {students} students", (*batch, "--jobs", "1"), per_student=students),
         Case(f"batch --jobs 2, {students} students", (*batch, "--jobs", "2"), per_student=students),
+        Case(f"batch --jobs 2, {large_class} students", (*large, "--jobs", "2"), per_student=large_class, large=True),
+        Case(f"batch --cluster local:2, {large_class} students", (*large, "--cluster", "local:2"),
+             per_student=large_class, large=True),
     ]
 
 
@@ -105,17 +155,29 @@ def table(results):
     return lines
 
 
-def section(results, runs):
-    load = os.getloadavg()[0]
+def cluster_ratio(results):
+    """Wall time of the LocalCluster large class over that of --jobs 2, or None without both."""
+    walls = {case.name.split(",")[0]: sample.wall for case, sample in results if case.large}
+    if {"batch --jobs 2", "batch --cluster local:2"} <= set(walls):
+        return walls["batch --cluster local:2"] / walls["batch --jobs 2"]
+    return None
+
+
+def section(results, runs, load_before, load_after, cpu_from):
+    ratio = cluster_ratio(results)
+    large = f" ({max(1, runs // 3)} for the large class)" if ratio is not None else ""
     return [
         BEGIN,
         "## What grading costs",
         "",
-        f"Generated by `python -m instructor bench-grade` (`make bench-grade`): medians of {runs} runs of each whole "
-        f"command, {os.cpu_count()} cores, load average {load:.1f} before the run. CPU seconds count the whole "
-        "process tree (grader, pytest child, worker).",
+        f"Generated by `python -m instructor bench-grade` (`make bench-grade`): medians of {runs} runs{large} of each "
+        f"whole command, {os.cpu_count()} cores, load average {load_before:.1f} before the run and "
+        f"{load_after:.1f} after it. CPU seconds count the whole process tree (grader, pytest child, worker), "
+        f"from {cpu_from}.",
         "",
         *table(results),
+        *([] if ratio is None else ["", f"LocalCluster of 2 workers / `--jobs 2` on the large class: {ratio:.2f}x "
+                                        "wall time."]),
         END,
     ]
 
@@ -143,19 +205,24 @@ def write_section(path, lines):
 def add_arguments(parser):
     parser.add_argument("--runs", type=int, default=3, help="runs of each case (default 3)")
     parser.add_argument("--students", type=int, default=6, help="class size for the batch cases (default 6)")
+    parser.add_argument("--large-class", type=int, default=40,
+                        help="class size for the LocalCluster against --jobs 2 cases (default 40; 0 skips them)")
     parser.add_argument("--no-write", action="store_true", help="print the table only")
 
 
 def run(args):
     root = Path(tempfile.mkdtemp(prefix="bench-grade-"))
+    load_before = os.getloadavg()[0]
     try:
         results = []
-        for case in cases(root, args.students):
-            results.append((case, median_sample(case.command, args.runs)))
+        for case in cases(root, args.students, args.large_class):
+            if case.large and not args.large_class:
+                continue
+            results.append((case, median_sample(case.command, runs_of(case, args.runs))))
             print(f"  {case.name}: {results[-1][1]}", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    lines = section(results, args.runs)
+    lines = section(results, args.runs, load_before, os.getloadavg()[0], cpu_source())
     print("\n".join(lines[1:-1]))
     if not args.no_write:
         write_section(OUT_MD, lines)

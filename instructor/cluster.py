@@ -63,14 +63,14 @@ _HOST = {}
 
 
 def _tasks_folder() -> str:
-    """This worker process's folder for its tasks' submissions, created on its first task with the zygote
-    its students' workers are forked from (grader.zygote), which hides the folder from every worker."""
+    """This worker process's folder for its tasks' submissions, created on its first task with the servers
+    its grades fork from (grader.run.warm_servers; the zygote hides the folder from every worker). They end
+    when this process does (their control sockets close)."""
     if "tasks" not in _HOST:
-        from grader import zygote
+        from grader.run import warm_servers
 
         _HOST["tasks"] = tempfile.mkdtemp(prefix="grader-tasks-")
-        if zygote.available():  # it ends when this process does (its control socket closes)
-            zygote.start_using(zygote.Zygote(hide=[_HOST["tasks"]]))
+        _HOST["servers"] = warm_servers([_HOST["tasks"]]).__enter__()
     return _HOST["tasks"]
 
 

@@ -140,17 +140,12 @@ class Zygote:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self):
-        return start_using(self)
+        _ACTIVE.append(self)
+        return self
 
     def __exit__(self, *exc):
         _ACTIVE.remove(self)
         self.close()
-
-
-def start_using(zygote: Zygote) -> Zygote:
-    """Make zygote the one this process's workers are forked from (until its context exits)."""
-    _ACTIVE.append(zygote)
-    return zygote
 
 
 def active():

@@ -148,3 +148,18 @@ def test_the_zygote_inherits_no_key_report_channel_or_worker_socket(tmp_path, mo
     assert not [item for item in environment if item.startswith(b"GRADER_KEY") or item.startswith(b"GRADER_REPORT")
                 or item.startswith(b"GRADER_WORKER_")]
     assert os.environ["GRADER_KEY_FD"] == "7"
+
+
+def test_batch_through_the_zygote_and_the_prefork_server_grades_as_a_plain_grade(tmp_path):
+    from grader.batch import run_batch
+    from grader.grade import grade
+
+    sources = {"ref": sandbox.REPO / "solutions" / "attention.py", "stub": sandbox.REPO / "assignment" / "attention.py"}
+    for name, source in sources.items():
+        (tmp_path / "class" / name).mkdir(parents=True)
+        (tmp_path / "class" / name / "attention.py").write_bytes(source.read_bytes())
+    reports = run_batch(tmp_path / "class", "public", jobs=2, output=tmp_path / "grades.csv", progress=False)
+    for name in sources:
+        plain = grade(tmp_path / "class" / name, "public")
+        assert [(t["id"], t["status"], t["score"]) for t in reports[name]["tests"]] == \
+            [(t["id"], t["status"], t["score"]) for t in plain["tests"]]
