@@ -205,9 +205,12 @@ def _build_view(config):
 
 def _warm():
     """Import what every worker needs and pay torch's first-use costs, once for all of them."""
+    import gc
+
     from grader.sandbox import worker
 
     worker.warm_up(meta=True)
+    gc.freeze()  # the forks' collections skip torch's objects (and leave their pages shared)
 
 
 def serve(config_text):
