@@ -36,18 +36,18 @@ class ForkedProcess:
     """A pytest child forked by the server, seen from the client through a pidfd (it is the server's child,
     not ours). It leads its own process group, as a child started with start_new_session does."""
 
-    def __init__(self, pidfd: int):
+    def __init__(self, pidfd: int) -> None:
         self.pidfd = pidfd
         with open(f"/proc/self/fdinfo/{pidfd}") as info:
             self.pid = int(next(line for line in info if line.startswith("Pid:")).split()[1])
 
-    def poll(self):
+    def poll(self) -> int | None:
         """None while it runs; -SIGKILL once it ended (its exit status belongs to the server)."""
         if self.pidfd is not None and not select.select([self.pidfd], [], [], 0)[0]:
             return None
         return -signal.SIGKILL
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: float | None = None) -> int:
         if self.pidfd is not None:
             if not select.select([self.pidfd], [], [], timeout)[0]:
                 raise subprocess.TimeoutExpired("pytest", timeout)
@@ -59,7 +59,7 @@ class ForkedProcess:
 class Prefork:
     """Starts the server; start() forks one pytest child. Safe to use from several threads."""
 
-    def __init__(self, env: dict):
+    def __init__(self, env: dict) -> None:
         self.lock = threading.Lock()
         self.control, theirs = socket.socketpair()
         self.process = subprocess.Popen(
@@ -83,22 +83,22 @@ class Prefork:
             raise PreforkError(f"the prefork server did not start pytest (reply {reply[:200]!r})")
         return ForkedProcess(received[0])
 
-    def close(self):
+    def close(self) -> None:
         self.control.close()  # the server exits when its control socket closes
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
 
-    def __enter__(self):
+    def __enter__(self) -> "Prefork":
         _ACTIVE.append(self)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _ACTIVE.remove(self)
         self.close()
 
 
-def active():
+def active() -> Prefork | None:
     """The prefork server this process starts its pytest children from (grader.run asks), or None."""
     return _ACTIVE[-1] if _ACTIVE else None
 
@@ -130,7 +130,7 @@ def _warm():
     gc.freeze()
 
 
-def serve(fd):
+def serve(fd: int) -> None:
     _warm()
     control = socket.socket(fileno=fd)
     while True:
@@ -167,7 +167,7 @@ def _run(control, request, fds):
         os.close(stdout)
         os.environ.clear()
         os.environ.update(request["env"])
-        os.environ.update({name: str(fd) for name, fd in zip(request["names"], passed)})
+        os.environ.update({name: str(fd) for name, fd in zip(request["names"], passed, strict=True)})
         os.chdir(request["cwd"])
         import pytest
 

@@ -22,9 +22,8 @@ from grader import prefork
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, suite_names
 from grader.sandbox import zygote
 from grader.sandbox.isolation import make_undumpable, read_tail
-from grader.signing import verify
 from grader.sandbox.spawn import spawn_worker
-
+from grader.signing import verify
 
 
 class GraderError(RuntimeError):
@@ -164,8 +163,8 @@ def _forked_pytest(command, env, stdout):
 FD_VARIABLES = (Env.KEY_FD, Env.REPORT_FD, Env.WORKER_FD)
 
 
-def warm_servers(hide):
-    """Where this machine allows: the zygote the students' workers are forked from (grader.zygote, hiding
+def warm_servers(hide: list) -> contextlib.ExitStack:
+    """Where this machine allows: the zygote the students' workers are forked from (grader.sandbox.zygote, hiding
     the folders in hide) and the server their pytest children are forked from (grader.prefork)."""
     stack = contextlib.ExitStack()
     if zygote.available():

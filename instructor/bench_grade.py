@@ -123,9 +123,10 @@ def cases(root, students, large_class):
     crash = submission(root, "crash", CRASH_AT_IMPORT)
     hang = submission(root, "hang", HANG_AT_IMPORT)
     klass = class_folder(root, students)
-    batch = (python, "-m", "instructor", "batch", str(klass), "--suite", "all", "--output", str(Path(root) / "grades.csv"))
-    large = (python, "-m", "instructor", "batch", str(class_folder(Path(root) / "large", large_class)), "--suite", "all",
-             "--output", str(Path(root) / "large.csv"))
+    batch = (python, "-m", "instructor", "batch", str(klass), "--suite", "all",
+             "--output", str(Path(root) / "grades.csv"))
+    large = (python, "-m", "instructor", "batch", str(class_folder(Path(root) / "large", large_class)),
+             "--suite", "all", "--output", str(Path(root) / "large.csv"))
     return [
         Case("import torch", (python, "-c", "import torch")),
         Case("make test (public, reference)", (*grade, "--suite", "public", "--impl", "solutions")),

@@ -38,9 +38,9 @@ class Job:
 def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) -> tuple:
     """Runs on a worker host: (student, report, whether the grading files changed meanwhile).
     Each Dask worker process runs one task at a time (threads_per_worker=1)."""
-    from instructor.batch import grade_folder
     from grader.run import fingerprint, suite_paths
     from grader.sandbox.isolation import require
+    from instructor.batch import grade_folder
 
     require("batch on a Dask worker", no_sandbox)
     _, tests_dir = suite_paths(suite)

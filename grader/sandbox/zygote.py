@@ -10,7 +10,7 @@ forked child reads), and it runs nothing a request sends.
 Each fork (the "child") joins its student's cgroups, makes new mount, PID, network, IPC and UTS
 namespaces and forks the student's init (PID 1 there, root), which mounts a fresh /proc, a private tmpfs
 scratch with a copy of attention.py, and forks the worker: grader.sandbox's own uid, limits, no new
-privileges, then grader.worker's loop. So one student's worker sees neither the zygote nor another
+privileges, then grader.sandbox.worker's loop. So one student's worker sees neither the zygote nor another
 student: not their processes, files, network or IPC. Killing the child (or the zygote, or its client)
 ends the init by its parent-death signal, and the kernel then ends every process of that namespace.
 
@@ -31,7 +31,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
+from typing import IO
 
 from grader.paths import GRADER, INSTRUCTOR, NOT_FOR_WORKER, REPO, SOLUTIONS, TESTS, scrubbed
 from grader.sandbox import isolation as sandbox
@@ -55,23 +57,23 @@ class ZygoteWorker:
     """A worker forked by the zygote, seen from the client: not our child, so it is reached by a pidfd
     (the zygote's child that is its ancestor). `pid` is that child's pid here."""
 
-    def __init__(self, pidfd: int, slot: sandbox.Slot):
+    def __init__(self, pidfd: int, slot: sandbox.Slot) -> None:
         self.pidfd = pidfd
         self.slot = slot
         self.pid = _pid_of(pidfd)
 
-    def poll(self):
+    def poll(self) -> int | None:
         """None while it runs; -SIGKILL once it ended (its exit status belongs to the zygote)."""
         if self.pidfd is None or select.select([self.pidfd], [], [], 0)[0]:
             return -signal.SIGKILL
         return None
 
-    def kill(self):
+    def kill(self) -> None:
         if self.pidfd is not None:
             with contextlib.suppress(ProcessLookupError):
                 signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
 
-    def wait(self, timeout=5.0):
+    def wait(self, timeout: float = 5.0) -> int:
         """Wait for it to end, then free its uid and cgroups (which also kills whatever is left of it)."""
         if self.pidfd is not None:
             select.select([self.pidfd], [], [], timeout)
@@ -91,7 +93,7 @@ def _pid_of(pidfd):
 class Zygote:
     """Starts the zygote; spawn() asks it for one student's worker. Safe to use from several threads."""
 
-    def __init__(self, hide=()):
+    def __init__(self, hide: Iterable[str | Path] = ()) -> None:
         self.lock = threading.Lock()
         self.scratch = tempfile.mkdtemp(prefix="grader-zygote-")
         os.chmod(self.scratch, 0o755)
@@ -108,9 +110,10 @@ class Zygote:
                                         cwd=self.scratch, start_new_session=True)
         theirs.close()
 
-    def spawn(self, impl_file, log, new_session=False):
+    def spawn(self, impl_file: str | Path, log: IO[bytes],
+              new_session: bool = False) -> tuple[ZygoteWorker, socket.socket]:
         """(ZygoteWorker, our end of its socket) for a worker on impl_file writing to log (an open file).
-        new_session is accepted for grader.spawn's signature: the worker never shares our session."""
+        new_session is accepted for spawn_worker's signature: the worker never shares our session."""
         slot = sandbox.Slot()
         ours, theirs = socket.socketpair()
         source = os.open(impl_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -132,23 +135,23 @@ class Zygote:
             raise ZygoteError(f"the zygote did not start a worker (reply {reply[:200]!r})")
         return ZygoteWorker(fds[0], slot), ours
 
-    def close(self):
+    def close(self) -> None:
         self.control.close()  # the zygote exits when its control socket closes; its namespace dies with it
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
-    def __enter__(self):
+    def __enter__(self) -> "Zygote":
         _ACTIVE.append(self)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _ACTIVE.remove(self)
         self.close()
 
 
-def active():
+def active() -> Zygote | None:
     """The zygote this process grades with (grader.sandbox.spawn asks), or None."""
     return _ACTIVE[-1] if _ACTIVE else None
 
@@ -158,7 +161,7 @@ def available() -> bool:
     return sandbox.level() == "namespaces" and hasattr(os, "pidfd_open")
 
 
-def hidden_paths(extra, scratch):
+def hidden_paths(extra: Iterable[str | Path], scratch: str) -> list[str]:
     """tests/, solutions/, instructor/ and the extra folders, unless one holds something the zygote needs."""
     needed = [Path(path).resolve() for path in (GRADER, sys.prefix, sys.base_prefix, scratch)]
     candidates = [Path(path).resolve() for path in (TESTS, SOLUTIONS, INSTRUCTOR, *extra) if Path(path).is_dir()]
@@ -213,7 +216,7 @@ def _warm():
     gc.freeze()  # the forks' collections skip torch's objects (and leave their pages shared)
 
 
-def serve(config_text):
+def serve(config_text: str) -> None:
     """The zygote's loop: one fork per request, until the client closes the control socket."""
     config = json.loads(config_text)
     _build_view(config)

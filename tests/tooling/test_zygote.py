@@ -1,4 +1,4 @@
-"""Workers forked from the zygote (grader.zygote): the sandbox of a fresh worker, and nothing one student's
+"""Workers forked from the zygote (grader.sandbox.zygote): the sandbox of a fresh worker, and nothing one student's
 worker does reaches the zygote or another student's worker."""
 
 import os
@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import sandbox, zygote
-from grader.proxy import Submission, SubmissionCrashed, SubmissionTimeout
+from grader.paths import REPO
+from grader.sandbox import isolation as sandbox
+from grader.sandbox import zygote
+from grader.sandbox.proxy import Submission, SubmissionCrashed, SubmissionTimeout
 from tests.tooling.test_sandbox import PROBE
 
 pytestmark = pytest.mark.skipif(not zygote.available(), reason="needs root, namespaces and pidfds (CI has them)")
@@ -78,8 +80,8 @@ def test_a_forked_worker_sees_no_class_folder_tests_solutions_or_network(classro
     submission, worker = student(classroom, "bob", PROBE)
     _, root = classroom
     assert submission.listing(str(root)) in ([], None)
-    assert submission.listing(str(sandbox.REPO / "tests")) in ([], None)
-    assert submission.listing(str(sandbox.REPO / "solutions")) in ([], None)
+    assert submission.listing(str(REPO / "tests")) in ([], None)
+    assert submission.listing(str(REPO / "solutions")) in ([], None)
     assert submission.connect("127.0.0.1", 22) != "connected"
     assert not submission.can_write("/tmp/x")
     end(submission, worker)
@@ -99,7 +101,7 @@ def test_a_file_one_student_writes_is_not_in_the_next_students_scratch(classroom
 def test_a_crash_at_import_leaves_the_zygote_forking_the_next_student(classroom):
     crashed, crashed_worker = student(classroom, "eve", "import os\nos._exit(3)\n")
     with pytest.raises(SubmissionCrashed):
-        crashed.identity
+        crashed.identity()
     end(crashed, crashed_worker)
     honest, honest_worker = student(classroom, "fay", PROBE)
     assert honest.own_pid() == 2
@@ -151,10 +153,10 @@ def test_the_zygote_inherits_no_key_report_channel_or_worker_socket(tmp_path, mo
 
 
 def test_batch_through_the_zygote_and_the_prefork_server_grades_as_a_plain_grade(tmp_path):
-    from grader.batch import run_batch
     from grader.grade import grade
+    from instructor.batch import run_batch
 
-    sources = {"ref": sandbox.REPO / "solutions" / "attention.py", "stub": sandbox.REPO / "assignment" / "attention.py"}
+    sources = {"ref": REPO / "solutions" / "attention.py", "stub": REPO / "assignment" / "attention.py"}
     for name, source in sources.items():
         (tmp_path / "class" / name).mkdir(parents=True)
         (tmp_path / "class" / name / "attention.py").write_bytes(source.read_bytes())
