@@ -1,7 +1,15 @@
 """make bench-grade writes its own section of docs/benchmarks.md and leaves the rest as it was."""
 
 from instructor.bench_grade import (
-    BEGIN, END, Case, Sample, cluster_ratio, marked_section, runs_of, table, write_section,
+    BEGIN,
+    END,
+    Case,
+    Sample,
+    cluster_ratio,
+    marked_section,
+    runs_of,
+    table,
+    write_section,
 )
 
 
