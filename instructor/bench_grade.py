@@ -89,7 +89,7 @@ def cpu_source():
     if group is None:
         return "os.wait4 (no cpuacct cgroup here: a killed worker's CPU is missed)"
     _remove_group(group)
-    return "a cpuacct cgroup holding the whole process tree"
+    return "a cpuacct cgroup per run"
 
 
 def median_sample(command, runs):
