@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import IO
 
 from grader.paths import GRADER, INSTRUCTOR, NOT_FOR_WORKER, REPO, SOLUTIONS, TESTS, scrubbed
+from grader.sandbox import cgroups
 from grader.sandbox import isolation as sandbox
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
@@ -260,8 +261,7 @@ def _child(control, request, fds, scratch):
         control.close()
         worker_fd, source_fd, log_fd = fds
         sandbox.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL)
-        for path in request["cgroups"]:
-            Path(path, "cgroup.procs").write_text(str(os.getpid()))
+        cgroups.join(request["cgroups"])
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         os.close(log_fd)
