@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from grader.paths import REPO
-from grader.sandbox import cgroups
+from grader.sandbox import cgroups, zygote
 from grader.sandbox import isolation as sandbox
-from grader.sandbox import zygote
 from grader.sandbox.proxy import Submission, SubmissionCrashed, SubmissionTimeout
 from tests.tooling.test_sandbox import PROBE
 
