@@ -27,8 +27,8 @@ def test_mha_cross_attention_with_more_keys_than_queries(submission):
     text = "MultiHeadAttention(20, 5)(query [2, 3, 20], key [2, 9, 20], value [2, 9, 20])"
     got = mha.run(module, text, query, key, value)
     mha.compare(submission, got, oracle.mha(params, 5, query, key, value), text,
-                        hint="project query with w_q, key with w_k and value with w_v",
-                        mistakes=classic_mistakes(params, 5, query, key, value))
+                hint="project query with w_q, key with w_k and value with w_v",
+                mistakes=classic_mistakes(params, 5, query, key, value))
 
 
 @pytest.mark.points(1)
@@ -40,8 +40,8 @@ def test_mha_with_a_bool_mask_matches_torch(submission):
     text = "mha(query [2, 7, 16], key [2, 3, 16], value, mask=bool_mask [7, 3])"
     got = mha.run(module, text, query, key, value, mask=mask)
     mha.compare(submission, got, oracle.mha(params, H, query, key, value, mask=mask), text,
-                        hint="pass the mask on to scaled_dot_product_attention; True = allowed",
-                        mistakes=classic_mistakes(params, H, query, key, value, mask=mask))
+                hint="pass the mask on to scaled_dot_product_attention; True = allowed",
+                mistakes=classic_mistakes(params, H, query, key, value, mask=mask))
 
 
 @pytest.mark.points(1)
@@ -53,10 +53,10 @@ def test_mha_with_an_additive_float_mask_matches_torch(submission):
     text = "mha(x, mask=float_mask [6, 6])"
     got = mha.run(module, text, x, mask=mask)
     mha.compare(submission, got, oracle.mha(params, H, x, mask=mask), text,
-                        hint="pass the float mask on unchanged: it is ADDED to the scores",
-                        mistakes={**classic_mistakes(params, H, x, mask=mask),
-                                  "the float mask was used as a bool mask (mask == 0 as allowed)":
-                                  oracle.mha_via_sdpa(params, H, x, mask=mask == 0)})
+                hint="pass the float mask on unchanged: it is ADDED to the scores",
+                mistakes={**classic_mistakes(params, H, x, mask=mask),
+                "the float mask was used as a bool mask (mask == 0 as allowed)":
+                oracle.mha_via_sdpa(params, H, x, mask=mask == 0)})
 
 
 @pytest.mark.points(1)
@@ -68,8 +68,8 @@ def test_mha_with_a_padding_mask_matches_torch(submission):
     text = "mha(x, mask=padding_mask [2, 1, 1, 6])"
     got = mha.run(module, text, x, mask=mask)
     mha.compare(submission, got, oracle.mha(params, H, x, mask=mask), text,
-                        hint="the [B, 1, 1, Tk] mask broadcasts over [B, H, Tq, Tk]: pass it on as it is",
-                        mistakes=classic_mistakes(params, H, x, mask=mask))
+                hint="the [B, 1, 1, Tk] mask broadcasts over [B, H, Tq, Tk]: pass it on as it is",
+                mistakes=classic_mistakes(params, H, x, mask=mask))
 
 
 @pytest.mark.points(1)
@@ -81,10 +81,10 @@ def test_mha_causal_cross_attention_is_top_left_aligned(submission):
     got = mha.run(module, text, query, key, value, is_causal=True)
     bottom_right = torch.ones(4, 7, dtype=torch.bool).tril(3)
     mha.compare(submission, got, oracle.mha(params, H, query, key, value, is_causal=True), text,
-                        hint="pass is_causal on to scaled_dot_product_attention (a [Tq, Tk] lower triangle)",
-                        mistakes={**classic_mistakes(params, H, query, key, value, is_causal=True),
-                                  "the causal mask is bottom-right aligned; is_causal is top-left aligned":
-                                  oracle.mha(params, H, query, key, value, mask=bottom_right)})
+                hint="pass is_causal on to scaled_dot_product_attention (a [Tq, Tk] lower triangle)",
+                mistakes={**classic_mistakes(params, H, query, key, value, is_causal=True),
+                "the causal mask is bottom-right aligned; is_causal is top-left aligned":
+                oracle.mha(params, H, query, key, value, mask=bottom_right)})
 
 
 @pytest.mark.points(1)
@@ -95,8 +95,8 @@ def test_mha_in_float64_matches_torch_to_double_precision(submission):
     text = "MultiHeadAttention(24, 6).double()(x, is_causal=True) in float64"
     got = mha.run(module, text, x, is_causal=True)
     mha.compare(submission, got, oracle.mha(params, 6, x, is_causal=True), text,
-                        hint="keep the inputs' dtype (no .float()); compute the scale with math.sqrt",
-                        mistakes=classic_mistakes(params, 6, x, is_causal=True))
+                hint="keep the inputs' dtype (no .float()); compute the scale with math.sqrt",
+                mistakes=classic_mistakes(params, 6, x, is_causal=True))
 
 
 @pytest.mark.points(1)
@@ -108,7 +108,7 @@ def test_mha_without_bias_in_cross_attention(submission):
     text = "MultiHeadAttention(12, 3, bias=False)(query [2, 6, 12], key [2, 4, 12], value)"
     got = mha.run(module, text, query, key, value)
     mha.compare(submission, got, oracle.mha(params, 3, query, key, value, bias=False), text,
-                        mistakes=classic_mistakes(params, 3, query, key, value))
+                mistakes=classic_mistakes(params, 3, query, key, value))
 
 
 @pytest.mark.points(1)
@@ -119,8 +119,8 @@ def test_mha_value_defaults_to_key(submission):
     text = "mha(query, key) (no value)"
     got = mha.run(module, text, query, key)
     mha.compare(submission, got, oracle.mha(params, H, query, key), text,
-                        hint="value = key if value is None else value (after key's own default)",
-                        mistakes=classic_mistakes(params, H, query, key))
+                hint="value = key if value is None else value (after key's own default)",
+                mistakes=classic_mistakes(params, H, query, key))
 
 
 @pytest.mark.points(1)
@@ -133,8 +133,8 @@ def test_mha_fully_blocked_rows_give_zero_weights(submission):
     text = "mha(x, mask) with a fully blocked query row"
     got = mha.run(module, text, x, mask=mask)
     mha.compare(submission, got, oracle.mha_via_sdpa(params, H, x, mask=mask), text,
-                        hint="a fully blocked row gives zero weights, so its heads are 0 and its output is w_o's bias",
-                        mistakes=classic_mistakes(params, H, x, mask=mask))
+                hint="a fully blocked row gives zero weights, so its heads are 0 and its output is w_o's bias",
+                mistakes=classic_mistakes(params, H, x, mask=mask))
 
 
 @pytest.mark.points(1)

@@ -38,8 +38,8 @@ def test_mha_cross_attention_matches_torch(submission):
     text = "MultiHeadAttention(24, 3)(query [2, 4, 24], key [2, 7, 24], value [2, 7, 24])"
     got = mha.run(module, text, query, key, value)
     mha.compare(submission, got, oracle.mha(params, 3, query, key, value), text,
-                        hint="project query with w_q, key with w_k and value with w_v",
-                        mistakes=classic_mistakes(params, 3, query, key, value))
+                hint="project query with w_q, key with w_k and value with w_v",
+                mistakes=classic_mistakes(params, 3, query, key, value))
 
 
 @pytest.mark.points(2)
@@ -51,8 +51,8 @@ def test_mha_with_a_bool_mask_matches_torch(submission):
     text = "mha(query [2, 5, 16], key [2, 6, 16], value, mask=bool_mask [5, 6])"
     got = mha.run(module, text, query, key, value, mask=mask)
     mha.compare(submission, got, oracle.mha(params, 4, query, key, value, mask=mask), text,
-                        hint="pass the mask on to scaled_dot_product_attention; True = allowed",
-                        mistakes=classic_mistakes(params, 4, query, key, value, mask=mask))
+                hint="pass the mask on to scaled_dot_product_attention; True = allowed",
+                mistakes=classic_mistakes(params, 4, query, key, value, mask=mask))
 
 
 @pytest.mark.points(1)
@@ -63,8 +63,8 @@ def test_mha_causal_self_attention_matches_torch(submission):
     text = "mha(x [2, 6, 16], is_causal=True)"
     got = mha.run(module, text, x, is_causal=True)
     mha.compare(submission, got, oracle.mha(params, 4, x, is_causal=True), text,
-                        hint="pass is_causal on to scaled_dot_product_attention",
-                        mistakes=classic_mistakes(params, 4, x, is_causal=True))
+                hint="pass is_causal on to scaled_dot_product_attention",
+                mistakes=classic_mistakes(params, 4, x, is_causal=True))
 
 
 @pytest.mark.points(1)
@@ -75,8 +75,8 @@ def test_mha_value_defaults_to_key(submission):
     text = "MultiHeadAttention(12, 2)(query [3, 4, 12], key [3, 4, 12]) (no value)"
     got = mha.run(module, text, query, key)
     mha.compare(submission, got, oracle.mha(params, 2, query, key), text,
-                        hint="value = key if value is None else value (after key's own default)",
-                        mistakes=classic_mistakes(params, 2, query, key))
+                hint="value = key if value is None else value (after key's own default)",
+                mistakes=classic_mistakes(params, 2, query, key))
 
 
 @pytest.mark.points(1)
@@ -88,7 +88,7 @@ def test_mha_without_bias_matches_torch(submission):
     text = "MultiHeadAttention(16, 2, bias=False)(x [2, 5, 16])"
     got = mha.run(module, text, x)
     mha.compare(submission, got, oracle.mha(params, 2, x, bias=False), text,
-                        mistakes=classic_mistakes(params, 2, x))
+                mistakes=classic_mistakes(params, 2, x))
 
 
 @pytest.mark.points(1)
@@ -99,5 +99,5 @@ def test_mha_in_float64_stays_float64_and_matches_torch(submission):
     text = "MultiHeadAttention(16, 4).double()(query, key, value) in float64"
     got = mha.run(module, text, query, key, value)
     mha.compare(submission, got, oracle.mha(params, 4, query, key, value), text,
-                        hint="keep the inputs' dtype (no .float()); compute the scale with math.sqrt",
-                        mistakes=classic_mistakes(params, 4, query, key, value))
+                hint="keep the inputs' dtype (no .float()); compute the scale with math.sqrt",
+                mistakes=classic_mistakes(params, 4, query, key, value))
