@@ -60,11 +60,10 @@ import importlib
 import math
 from contextlib import contextmanager
 
+import attention
 import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
-
-import attention
 
 attention = importlib.reload(attention)  # picks up your latest edits each time this cell runs
 torch.set_printoptions(precision=3, sci_mode=False)
@@ -84,7 +83,7 @@ def show(panels):
     """Heatmaps of [Tq, Tk] weights, one per {title: weights} entry, on a 0..1 colour scale."""
     fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels) + 0.8, 3.2),
                              squeeze=False, layout="constrained")
-    for ax, (title, weights) in zip(axes[0], panels.items()):
+    for ax, (title, weights) in zip(axes[0], panels.items(), strict=True):
         image = ax.imshow(weights.detach().float(), vmin=0.0, vmax=1.0)
         ax.set(title=title, xlabel="key position", ylabel="query position")
     fig.colorbar(image, ax=axes[0].tolist())
