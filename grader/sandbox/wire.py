@@ -6,6 +6,7 @@ which cannot run code, so a worker that sends crafted bytes cannot reach into th
 """
 
 import io
+from typing import Any
 
 import torch
 
@@ -16,22 +17,22 @@ class ProtocolError(RuntimeError):
     """The other side sent something that is not a valid frame."""
 
 
-def encode(message):
+def encode(message: Any) -> bytes:
     buffer = io.BytesIO()
     torch.save(message, buffer)
     return buffer.getvalue()
 
 
-def decode(frame):
+def decode(frame: bytes) -> Any:
     try:
         return torch.load(io.BytesIO(frame), weights_only=True)
     except Exception as error:
         raise ProtocolError(f"unreadable message from the worker: {error}") from None
 
 
-def remote_ref(handle_id):
+def remote_ref(handle_id: int) -> dict[str, int]:
     return {"__remote__": handle_id}
 
 
-def is_remote_ref(value):
+def is_remote_ref(value: object) -> bool:
     return isinstance(value, dict) and set(value) <= {"__remote__", "type"} and "__remote__" in value
