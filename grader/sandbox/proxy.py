@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -58,11 +59,11 @@ class MissingName(SubmissionError):
 class RaisedInSubmission(SubmissionError):
     """Mixed into a local copy of the exception the student's code raised."""
 
-    remote = None
+    remote: dict[str, Any] | None = None
 
     @property
-    def not_implemented(self):
-        return "NotImplementedError" in self.remote["bases"]
+    def not_implemented(self) -> bool:
+        return self.remote is not None and "NotImplementedError" in self.remote["bases"]
 
 
 _BUILTIN_EXCEPTIONS = {
@@ -72,62 +73,66 @@ _BUILTIN_EXCEPTIONS = {
 }
 
 
-def _local_exception_class(name, builtin_bases, cache={}):
+_LOCAL_EXCEPTION_CLASSES: dict[tuple[str, tuple[type, ...]], type[RaisedInSubmission]] = {}
+
+
+def _local_exception_class(name, builtin_bases):
     """An exception class here that mirrors a remote one: same name, same builtin bases."""
     bases = tuple(_BUILTIN_EXCEPTIONS[base] for base in builtin_bases if base in _BUILTIN_EXCEPTIONS)
     bases = tuple(base for base in bases if not any(issubclass(other, base) for other in bases if other is not base))
     key = (name, bases)
-    if key not in cache:
-        cache[key] = type(name, (RaisedInSubmission, *bases), {"__module__": "submission"})
-    return cache[key]
+    if key not in _LOCAL_EXCEPTION_CLASSES:
+        _LOCAL_EXCEPTION_CLASSES[key] = type(name, (RaisedInSubmission, *bases), {"__module__": "submission"})
+    return _LOCAL_EXCEPTION_CLASSES[key]
 
 
 class AdoptedWorker:
     """A worker the grader started before pytest (so that both import torch at once): not our child,
     so it can be signalled but not waited for."""
 
-    def __init__(self, pid):
+    def __init__(self, pid: int) -> None:
         self.pid = pid
 
-    def poll(self):
+    def poll(self) -> None:
         return None
 
-    def kill(self):
+    def kill(self) -> None:
         try:
             os.kill(self.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
 
-    def wait(self):
+    def wait(self) -> None:
         return None
 
 
 class Submission:
     """Proxy for the student's `attention.py`, running in a worker process."""
 
-    def __init__(self, impl_file, call_timeout=None, import_timeout=None):
+    def __init__(self, impl_file: str | os.PathLike[str], call_timeout: float | None = None,
+                 import_timeout: float | None = None) -> None:
         self.impl_file = str(Path(impl_file).resolve())
         self.call_timeout = call_timeout or float(os.environ.get(Env.CALL_TIMEOUT, "5"))
         self.import_timeout = import_timeout or float(os.environ.get(Env.IMPORT_TIMEOUT, "60"))
-        self.process = None
-        self.conn = None
+        self.process: Any = None  # a SandboxedProcess, a zygote's child or an AdoptedWorker
+        self.conn: Connection | None = None
         self.generation = 0
-        self.info = None
-        self.timed_out = {}
+        self.info: dict[str, Any] | None = None
+        self.timed_out: dict[str, int] = {}
         self.log_path = os.environ.get(Env.WORKER_LOG) or tempfile.mkstemp(prefix="grader-worker-", suffix=".log")[1]
-        self.exception_classes = {}
-        self.flags = []
-        self.import_failure = None
+        self.exception_classes: dict[str, type[RaisedInSubmission]] = {}
+        self.flags: list[str] = []
+        self.import_failure: SubmissionError | None = None
 
     # -- process ------------------------------------------------------------------------------
 
-    def start(self):
+    def start(self) -> None:
         """Spawn the worker; returns at once (the import runs while the caller goes on)."""
         with open(self.log_path, "ab") as log:
             self.process, sock = spawn_worker(self.impl_file, log)
         self._connect(sock.detach())
 
-    def adopt(self, fd, pid):
+    def adopt(self, fd: int, pid: int) -> None:
         """Use a worker the grader already started on this file (see grader.run)."""
         self.process = AdoptedWorker(pid)
         self._connect(fd)
@@ -137,7 +142,7 @@ class Submission:
         self.generation += 1
         self.info = None
 
-    def stop(self):
+    def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
@@ -145,7 +150,7 @@ class Submission:
             self.conn.close()
         self.process = self.conn = None
 
-    def _ensure(self):
+    def _ensure(self) -> dict[str, Any]:
         """Start the worker and import the submission if needed; raise if that import failed.
 
         An import that crashed or hung is decided once: every later test fails at once with the same
@@ -162,6 +167,7 @@ class Submission:
             }
         if self.info["import_error"]:
             raise SubmissionImportError(describe_import_error(self.info["import_error"]))
+        return self.info
 
     def _hello(self):
         try:
@@ -170,7 +176,7 @@ class Submission:
             self.import_failure = type(error)(f"{error}\n{FIX_IMPORT_FIRST}")
             raise self.import_failure from None
 
-    def log_tail(self, lines=15):
+    def log_tail(self, lines: int = 15) -> str:
         try:
             text = read_tail(self.log_path)
         except OSError:
@@ -220,7 +226,7 @@ class Submission:
         error.remote = dict(remote, doing=doing)
         return error
 
-    def call(self, message, doing, target):
+    def call(self, message: dict[str, Any], doing: str, target: str) -> dict[str, Any]:
         """Send one request; raise the student's error, a crash or a timeout as SubmissionError.
 
         target names what runs (`merge_heads`, `MultiHeadAttention.forward`): two timeouts of one
@@ -263,13 +269,13 @@ class Submission:
 
     # -- module-like access --------------------------------------------------------------------
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        self._ensure()
+        info = self._ensure()
         if name in self.exception_classes:
             return self.exception_classes[name]
-        if name in self.info["functions"] or name in self.info["classes"]:
+        if name in info["functions"] or name in info["classes"]:
             return RemoteCallable(self, name)
         raise MissingName(f"attention.py does not define `{name}` (was it renamed or deleted?)")
 
@@ -277,7 +283,7 @@ class Submission:
 FIX_IMPORT_FIRST = "Fix this first: no test can run until the file imports."
 
 
-def describe_import_error(error):
+def describe_import_error(error: dict[str, Any]) -> str:
     if error["type"] == "SystemExit":
         what = f"attention.py called sys.exit({error['message']}) while being imported"
     else:
@@ -336,7 +342,7 @@ class _Remote:
     def _label(self):
         raise NotImplementedError
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._measured_call(args, kwargs)[0]
 
     def _measured_call(self, args, kwargs):
@@ -359,7 +365,7 @@ class _Remote:
 class RemoteCallable(_Remote):
     """A function or class of the submission, called in the worker."""
 
-    def __init__(self, submission, name):
+    def __init__(self, submission: Submission, name: str) -> None:
         self._submission = submission
         self._name = name
 
@@ -369,14 +375,14 @@ class RemoteCallable(_Remote):
     def _label(self):
         return self._name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<submission.{self._name}>"
 
 
 class RemoteObject(_Remote):
     """An object living in the worker (a module instance, for example)."""
 
-    def __init__(self, submission, handle, type_name, method=None):
+    def __init__(self, submission: Submission, handle: int, type_name: str, method: str | None = None) -> None:
         self._submission = submission
         self._handle = handle
         self._type = type_name
@@ -393,7 +399,7 @@ class RemoteObject(_Remote):
     def _label(self):
         return f"{self._type}.{self._method or 'forward'}"
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
         if name in ("forward", "train", "eval", "double", "float", "to", "half", "bfloat16",
@@ -403,10 +409,10 @@ class RemoteObject(_Remote):
         reply = self._submission.call(message, f"reading {self._type}.{name}", f"{self._type}.{name}")
         return _import(self._submission, reply["value"])
 
-    def load_params(self, params):
+    def load_params(self, params: dict[str, torch.Tensor]) -> None:
         """Copy tensors into the object's parameters, by dotted name (e.g. "w_q.weight")."""
         message = dict(self._message(), op="load_params", params=_export(params))
         self._submission.call(message, f"setting the parameters of {self._type}", f"{self._type}.load_params")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<remote {self._type}>"
