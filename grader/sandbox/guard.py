@@ -34,7 +34,9 @@ import math
 import sys
 import threading
 import warnings
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -58,26 +60,26 @@ _MATMULS = {
 }
 
 
-def multiply_adds(shape_a, shape_b):
+def multiply_adds(shape_a: Sequence[int], shape_b: Sequence[int]) -> int:
     """Multiply-adds of one matrix product: A [..., M, K] times B [..., K, N] (or a vector B [K])."""
     return math.prod(shape_a) * (shape_b[-1] if len(shape_b) >= 2 else 1)
 
 
-def is_forbidden(name):
+def is_forbidden(name: str) -> bool:
     lowered = name.lower()
     return any(part in lowered for part in FORBIDDEN_PARTS)
 
 
 @dataclass
 class CallStats:
-    forbidden: list = field(default_factory=list)
-    refused: list = field(default_factory=list)
+    forbidden: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
     op_count: int = 0
     largest_bytes: int = 0
-    op_shapes: list = field(default_factory=list)
+    op_shapes: list[list[Any]] = field(default_factory=list)  # [op name, shape A, shape B]
     multiply_adds: int = 0
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return {
             "forbidden": sorted(set(self.forbidden)),
             "refused": sorted(set(self.refused)),
@@ -89,11 +91,12 @@ class CallStats:
 
 
 class _FunctionGuard(TorchFunctionMode):
-    def __init__(self, stats):
+    def __init__(self, stats: CallStats) -> None:
         super().__init__()
         self.stats = stats
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
         name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or str(func)
         if is_forbidden(name) or is_forbidden(str(func)):
             self.stats.forbidden.append(name)
@@ -111,12 +114,13 @@ class _DispatchCounter(TorchDispatchMode):
         torch._dynamo (1.6 CPU-seconds in every worker, measured); the worker compiles nothing."""
         return False
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
-        self.stats = None
+        self.stats: CallStats | None = None
         self.paused = 0
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
         if self.stats is None or self.paused:
             return func(*args, **(kwargs or {}))
         _STATE["bookkeeping"] = True
@@ -160,7 +164,7 @@ def _storage_ptr(tensor):
 
 
 @contextlib.contextmanager
-def watch():
+def watch() -> Iterator[CallStats]:
     """Context manager yielding the CallStats of everything run inside it."""
     stats = CallStats()
     first_hit, first_refusal = len(_HITS), len(_REFUSALS)
@@ -207,10 +211,10 @@ def counter_in_place() -> bool:
 
 # -- process-wide rules (grader.sandbox.worker installs them before importing the student's file) ----------
 
-_HITS = []
-_REFUSALS = []
+_HITS: list[str] = []
+_REFUSALS: list[str] = []
 _STATE = {"graded": False, "installed": False, "probing": False, "bookkeeping": False, "counter": None}
-_LIBRARY = []
+_LIBRARY: list[torch.library.Library] = []  # kept alive: dropping it would undo its kernels
 NUMPY_MESSAGE = ("{what} is refused while your code is graded: this lab asks for torch tensor operations "
                  "(no round trip through numpy)")
 KERNELS = {  # aten op -> the dispatch key its own kernel is registered at
@@ -356,7 +360,7 @@ def _keep_the_counter_in_place():
         disable, "disabling torch's function handling (torch._C.DisableTorchFunction)"))
 
 
-def install():
+def install() -> None:
     """Put the process-wide rules in place (once; they cannot be removed by the code they watch)."""
     if _STATE["installed"]:
         return
@@ -367,13 +371,14 @@ def install():
             library.impl(name, _forbidden_kernel(name), key)
     _LIBRARY.append(library)
     torch.nn.functional.multi_head_attention_forward = _forbidden_python("multi_head_attention_forward")
-    torch.nn.MultiheadAttention.forward = _forbidden_python("MultiheadAttention.forward")
+    torch.nn.MultiheadAttention.forward = _forbidden_python(  # type: ignore[method-assign]  # refused on purpose
+        "MultiheadAttention.forward")
     for name, what in (("numpy", "Tensor.numpy()"), ("__array__", "converting a tensor to numpy"),
                        ("__dlpack__", "sharing a tensor through DLPack")):
         setattr(torch.Tensor, name, _only_outside_graded_calls(getattr(torch.Tensor, name), what))
     for name in ("from_numpy", "from_dlpack"):
         setattr(torch, name, _only_outside_graded_calls(getattr(torch, name), f"torch.{name}"))
-    _thread.start_new_thread = threading._start_new_thread = _no_threads
+    _thread.start_new_thread = threading._start_new_thread = _no_threads  # type: ignore[attr-defined]  # private, not in typeshed
     _posixsubprocess.fork_exec = _no_processes
     _keep_the_counter_in_place()
     sys.addaudithook(_audit)
