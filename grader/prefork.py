@@ -25,7 +25,7 @@ from grader.paths import REPO
 
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.prefork import serve; serve(int(sys.argv[2]))"
 REAP_EVERY_S = 1.0
-_ACTIVE = []
+_ACTIVE: list["Prefork"] = []
 
 
 class PreforkError(RuntimeError):
@@ -37,7 +37,7 @@ class ForkedProcess:
     not ours). It leads its own process group, as a child started with start_new_session does."""
 
     def __init__(self, pidfd: int) -> None:
-        self.pidfd = pidfd
+        self.pidfd: int | None = pidfd
         with open(f"/proc/self/fdinfo/{pidfd}") as info:
             self.pid = int(next(line for line in info if line.startswith("Pid:")).split()[1])
 
@@ -50,6 +50,7 @@ class ForkedProcess:
     def wait(self, timeout: float | None = None) -> int:
         if self.pidfd is not None:
             if not select.select([self.pidfd], [], [], timeout)[0]:
+                assert timeout is not None  # without a timeout, select returns only once the child ended
                 raise subprocess.TimeoutExpired("pytest", timeout)
             os.close(self.pidfd)
             self.pidfd = None

@@ -27,9 +27,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 from grader.paths import GRADER, IMPL_NAME, INSTRUCTOR, REPO, SOLUTIONS, TESTS, Env
 from grader.sandbox import cgroups
+
+if TYPE_CHECKING:
+    import pytest
 
 LEVELS = ("namespaces", "uid", "user-namespace", "none")
 DESCRIPTIONS = {
@@ -58,13 +62,13 @@ class Limits:
 
 
 LIMITS = Limits()
-_LEVEL = {}
+_LEVEL: dict[str, str] = {}
 
 
 LOG_TAIL_BYTES = 16 * 1024
 
 
-def read_tail(path_or_file, limit=LOG_TAIL_BYTES):
+def read_tail(path_or_file: str | os.PathLike[str] | IO[bytes], limit: int = LOG_TAIL_BYTES) -> str:
     """The last `limit` bytes of a log as text: a 200 MB line costs the reader nothing."""
     def tail(handle):
         handle.seek(0, os.SEEK_END)
@@ -115,14 +119,14 @@ def _traversable(path):
     return all(os.stat(folder).st_mode & stat.S_IXOTH for folder in (path, *path.parents))
 
 
-def level():
+def level() -> str:
     """The isolation this process gives student code (GRADER_SANDBOX=off, or a level's name, forces it)."""
     if "level" not in _LEVEL:
         _LEVEL["level"] = _detect()
     return _LEVEL["level"]
 
 
-def describe():
+def describe() -> str:
     return f"isolation: {DESCRIPTIONS[level()]}"
 
 
@@ -130,7 +134,7 @@ class SandboxUnavailable(RuntimeError):
     """batch and gradescope-run grade other people's code: they refuse to run it unsandboxed."""
 
 
-def require(command, allow_none=False):
+def require(command: str, allow_none: bool = False) -> None:
     """Raise unless student code will run sandboxed (or the instructor said --no-sandbox)."""
     if allow_none or level() in TRUSTED:
         return
@@ -145,10 +149,9 @@ def require(command, allow_none=False):
 class Slot:
     """A uid no other worker uses while this one runs (an flock held by this process), and its cgroups."""
 
-    def __init__(self):
-        self.lock = None
-        self.uid = None
-        self.cgroups = []
+    def __init__(self) -> None:
+        self.lock: IO[str] | None = None
+        self.cgroups: list[Path] = []
         import fcntl  # POSIX only; slots exist only where the sandbox does
 
         lock_dir = Path(tempfile.gettempdir()) / f"grader-sandbox-{os.geteuid()}"
@@ -163,14 +166,14 @@ class Slot:
             except BlockingIOError:
                 handle.close()
                 continue
-            self.lock, self.uid = handle, FIRST_UID + slot
             break
         else:
             raise RuntimeError("no free sandbox uid")
+        self.lock, self.uid = handle, FIRST_UID + slot
         kill_uid(self.uid)
         self.cgroups = cgroups.make(f"grader-sandbox-{self.uid}", LIMITS.tree_memory_mb * MB, LIMITS.processes)
 
-    def release(self):
+    def release(self) -> None:
         if self.lock is None:
             return
         cgroups.remove(self.cgroups)
@@ -179,7 +182,7 @@ class Slot:
         self.lock = None
 
 
-def kill_uid(uid):
+def kill_uid(uid: int) -> None:
     """SIGKILL every process whose real or effective uid is uid (a daemon left by a worker)."""
     for _ in range(20):
         found = False
@@ -209,8 +212,8 @@ BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.isolati
 class SandboxedProcess(subprocess.Popen):
     """The worker's outermost process; waiting for it also frees its uid and cgroups."""
 
-    slot = None
-    scratch = None
+    slot: Slot | None = None
+    scratch: str | None = None
 
     def _cleanup(self):
         if self.slot is not None:
@@ -220,19 +223,19 @@ class SandboxedProcess(subprocess.Popen):
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: float | None = None) -> int:
         code = super().wait(timeout)
         self._cleanup()
         return code
 
-    def poll(self):
+    def poll(self) -> int | None:
         code = super().poll()
         if code is not None:
             self._cleanup()
         return code
 
 
-def hidden_paths(impl_file, scratch):
+def hidden_paths(impl_file: str | os.PathLike[str], scratch: str) -> list[str]:
     """What the worker must not read: the student's folder (it gets a copy of attention.py), the tests,
     the reference, and whatever GRADER_SANDBOX_HIDE lists (batch: the class's folder)."""
     extra = [p for p in os.environ.get(Env.SANDBOX_HIDE, "").split(os.pathsep) if p]
@@ -246,7 +249,7 @@ def _to_expose(scratch):
     return sorted({str(REPO.resolve()), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), scratch})
 
 
-def command(impl_file, fd, chosen):
+def command(impl_file: str | os.PathLike[str], fd: int, chosen: str) -> tuple[list[str], Slot | None, str]:
     """(argv, slot, scratch) to start the worker on impl_file with socket fd at the chosen level."""
     python = [sys.executable, "-I", "-u", "-c", BOOT, str(REPO)]  # -u: print() reaches the log at once
     limits = {"address_space_mb": LIMITS.address_space_mb, "processes": LIMITS.processes,
@@ -261,17 +264,25 @@ def command(impl_file, fd, chosen):
               "expose": _to_expose(scratch) if slot else []}  # a user namespace keeps our uid: it reaches all we do
     argv = python + [json.dumps(config)]
     if chosen == "namespaces":
-        argv = [shutil.which("unshare"), *NAMESPACE_FLAGS] + argv
+        argv = [unshare_path(), *NAMESPACE_FLAGS] + argv
     elif chosen == "user-namespace":
-        argv = [shutil.which("unshare"), "--user", "--map-root-user", *NAMESPACE_FLAGS] + argv
+        argv = [unshare_path(), "--user", "--map-root-user", *NAMESPACE_FLAGS] + argv
     if slot is not None:
         os.chmod(scratch, 0o755)
     return argv, slot, scratch
 
 
+def unshare_path() -> str:
+    """Where `unshare` is (the namespace levels are only chosen where it was found)."""
+    path = shutil.which("unshare")
+    if path is None:
+        raise SandboxUnavailable("`unshare` (util-linux) is no longer on PATH: the namespace sandbox cannot start")
+    return path
+
+
 # -- inside: the sandbox's init (runs as root in the new namespaces) ------------------------------
 
-_LIBC = {}
+_LIBC: dict[str, ctypes.CDLL] = {}
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 32, 4096, 8192, 16384, 1 << 18
 KEPT_FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC | 1024 | 2048 | 4096  # noatime, nodiratime, relatime
@@ -290,16 +301,17 @@ def _check(result, what):
         raise OSError(error, f"{what}: {os.strerror(error)}")
 
 
-def mount(source, target, fstype=None, flags=0, data=None):
+def mount(source: str | None, target: str, fstype: str | None = None, flags: int = 0,
+          data: str | None = None) -> None:
     _check(_libc().mount(source and source.encode(), target.encode(), fstype and fstype.encode(),
                          ctypes.c_ulong(flags), data and data.encode()), f"mount {target}")
 
 
-def prctl(option, value):
+def prctl(option: int, value: int) -> None:
     _check(_libc().prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
 
 
-def make_undumpable():
+def make_undumpable() -> None:
     """No /proc/PID/mem, no ptrace, no core file of this process for anyone but root with CAP_SYS_PTRACE."""
     if sys.platform.startswith("linux"):
         try:
@@ -308,7 +320,7 @@ def make_undumpable():
             pass
 
 
-def pytest_configure(config):
+def pytest_configure(config: "pytest.Config") -> None:
     """Loaded into the graded pytest process (`-p grader.sandbox.isolation`): it holds the HMAC key."""
     make_undumpable()
 
@@ -408,7 +420,7 @@ def _become_worker(config, impl_copy, home):
     os._exit(0)
 
 
-def boot(config_text):
+def boot(config_text: str) -> None:
     """The sandbox's init: join the cgroups, build the file system view, start the worker, reap."""
     config = json.loads(config_text)
     cgroups.join(config["cgroups"])

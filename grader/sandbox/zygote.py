@@ -45,7 +45,7 @@ STUDENT_NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | 
 CGROUP_TYPES = ("cgroup", "cgroup2")
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.zygote import serve; serve(sys.argv[2])"
 REAP_EVERY_S = 1.0
-_ACTIVE = []
+_ACTIVE: list["Zygote"] = []
 
 
 class ZygoteError(RuntimeError):
@@ -59,8 +59,8 @@ class ZygoteWorker:
     (the zygote's child that is its ancestor). `pid` is that child's pid here."""
 
     def __init__(self, pidfd: int, slot: sandbox.Slot) -> None:
-        self.pidfd = pidfd
-        self.slot = slot
+        self.pidfd: int | None = pidfd
+        self.slot: sandbox.Slot | None = slot
         self.pid = _pid_of(pidfd)
 
     def poll(self) -> int | None:
@@ -104,7 +104,7 @@ class Zygote:
                                     os.path.realpath(sys.base_prefix), self.scratch})}
         env = scrubbed(os.environ, NOT_FOR_WORKER)
         env.update(PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
-        argv = [shutil.which("unshare"), *sandbox.NAMESPACE_FLAGS, sys.executable, "-I", "-u", "-c", BOOT,
+        argv = [sandbox.unshare_path(), *sandbox.NAMESPACE_FLAGS, sys.executable, "-I", "-u", "-c", BOOT,
                 str(REPO), json.dumps(config)]
         self.process = subprocess.Popen(argv, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
