@@ -29,12 +29,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     print(text, end="" if text.endswith("\n") else "\n")
     if args.exit_zero:
         return 0
-    full = report["score"] == report["max_score"] and report["max_score"] > 0
     if args.expect == "zero":
-        if report["score"] != 0:
-            print(f"expected 0 points, got {report['score']:g}", file=sys.stderr)
-        return 0 if report["score"] == 0 and not report.get("bonus_score") else 1
-    return 0 if full else 1
+        if report.score != 0:
+            print(f"expected 0 points, got {report.score:g}", file=sys.stderr)
+        return 0 if report.score == 0 and not report.bonus_score else 1
+    return 0 if report.full_marks else 1
 
 
 def cmd_gradescope_run(args: argparse.Namespace) -> int:

@@ -1,24 +1,23 @@
 """Grade one submission: find its attention.py, run the suite, score it."""
 
 from pathlib import Path
-from typing import Any
 
 from grader.paths import ASSIGNMENT, IMPL_NAME, find_impl
+from grader.report import Flag, FlagKind, Report, Status
 from grader.run import RawRun, collect_manifest, run_pytest, suite_paths
 from grader.score import build_report
 
+MISSING_FLAG = Flag(FlagKind.MISSING, f"no {IMPL_NAME} in the submission")
+
 
 def missing_report(path: str | Path, suite: str, tests_dir: str | Path | None = None, message: str | None = None,
-                   flag: str = f"missing: no {IMPL_NAME} in the submission") -> dict[str, Any]:
+                   flag: Flag = MISSING_FLAG) -> Report:
     """Every test failed, with a message saying where we looked: a valid report without running anything."""
     names, tests_dir = suite_paths(suite, tests_dir)
     run = RawRun(impl=str(path), suites=names)
     run.manifest = collect_manifest(tests_dir, names, path)
     message = message or f"no {IMPL_NAME} found in {path}: submit the file named exactly {IMPL_NAME}"
-    run.results = {
-        meta["id"]: {"id": meta["id"], "status": "error", "message": message, "flags": []}
-        for meta in run.manifest
-    }
+    run.results = {meta["id"]: {"status": Status.ERROR.value, "message": message} for meta in run.manifest}
     run.flags.append(flag)
     return build_report(run)
 
@@ -36,7 +35,7 @@ def outside_reason(path: str | Path, impl: str | Path) -> str | None:
 
 
 def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float = 600.0,
-          tests_dir: str | Path | None = None, prespawn: bool = True) -> dict[str, Any]:
+          tests_dir: str | Path | None = None, prespawn: bool = True) -> Report:
     """The report of path's attention.py on suite, or a report of every test failed if there is none to grade."""
     impl = find_impl(path)
     if impl is None:
@@ -44,5 +43,5 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
     reason = outside_reason(path, impl)
     if reason:
         message = f"{reason}: submit {IMPL_NAME} itself, not a link to another file"
-        return missing_report(path, suite, tests_dir, message, f"refused: {reason}")
+        return missing_report(path, suite, tests_dir, message, Flag(FlagKind.REFUSED, reason))
     return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, prespawn=prespawn))

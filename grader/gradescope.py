@@ -1,12 +1,13 @@
 """Gradescope's entry point: run_autograder calls `python -m grader gradescope-run`, which grades
 /autograder/submission into /autograder/results/results.json, always, within the time limit."""
 
-import json
 import os
 import threading
 from pathlib import Path
 
+from grader.formats import gradescope
 from grader.paths import Env
+from grader.report import FlagKind, Report, failure_report
 
 # Gradescope stops a run after 10 minutes by default and then shows no results at all: the tests get
 # this much, and a watchdog writes results.json itself if the grader is still busy WATCHDOG_MARGIN later.
@@ -14,22 +15,29 @@ BUDGET_SECONDS = 480.0
 WATCHDOG_MARGIN = 60.0
 
 
-def _failure_results(message):
-    return {"score": 0.0, "output": message, "output_format": "text", "visibility": "visible",
-            "tests": [{"name": "grader", "score": 0.0, "max_score": 0.0, "status": "failed", "output": message}]}
+def _render_failure(root: Path, kind: FlagKind, message: str) -> str:
+    return gradescope.render(failure_report(kind, message, "all", str(root / "submission")))
 
 
-def _write(results, text):
+def _write(results: Path, text: str) -> None:
     tmp = results.with_suffix(".tmp")
     tmp.write_text(text)
     os.replace(tmp, results)
 
 
-def _out_of_time(results, budget):
+def _out_of_time(root: Path, results: Path, budget: float) -> None:
     message = (f"The autograder ran out of time: grading did not finish within {budget + WATCHDOG_MARGIN:g} s "
                "(Gradescope stops at 10 minutes). Look for an infinite loop or very slow code, then resubmit.")
-    _write(results, json.dumps(_failure_results(message)))
+    _write(results, _render_failure(root, FlagKind.OUT_OF_TIME, message))
     os._exit(0)
+
+
+def _note_missing(report: Report, submission: Path) -> None:
+    """Tell a student who submitted no attention.py which files they did submit."""
+    present = sorted(str(p.relative_to(submission)) for p in submission.rglob("*") if p.is_file())
+    note = f"Your submission has: {', '.join(present) or 'no files'}. Upload a file named attention.py."
+    for test in report.tests:
+        test.message += f"\n{note}"
 
 
 def run(root: str | Path, hidden_visibility: str = "after_published", budget: float | None = None) -> Path:
@@ -39,24 +47,19 @@ def run(root: str | Path, hidden_visibility: str = "after_published", budget: fl
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
     budget = budget or float(os.environ.get(Env.RUN_BUDGET, BUDGET_SECONDS))
-    watchdog = threading.Timer(budget + WATCHDOG_MARGIN, _out_of_time, (results, budget))
+    watchdog = threading.Timer(budget + WATCHDOG_MARGIN, _out_of_time, (root, results, budget))
     watchdog.daemon = True
     watchdog.start()
     try:
-        from grader.formats import gradescope
         from grader.grade import grade
 
         report = grade(root / "submission", "all", timeout=budget)
-        if report["flags"] and report["flags"][0].startswith("missing"):
-            submission = root / "submission"
-            present = sorted(str(p.relative_to(submission)) for p in submission.rglob("*") if p.is_file())
-            note = f"Your submission has: {', '.join(present) or 'no files'}. Upload a file named attention.py."
-            for test in report["tests"]:
-                test["message"] += f"\n{note}"
+        if report.flags and report.flags[0].kind is FlagKind.MISSING:
+            _note_missing(report, root / "submission")
         text = gradescope.render(report, hidden_visibility=hidden_visibility)
     except Exception as error:  # never leave Gradescope without a results.json
-        text = json.dumps(_failure_results(f"The autograder failed ({type(error).__name__}: {error}). "
-                                           "This is not your code's fault: please tell the course staff."))
+        text = _render_failure(root, FlagKind.GRADER_ERROR, f"The autograder failed ({type(error).__name__}: {error}). "
+                               "This is not your code's fault: please tell the course staff.")
     watchdog.cancel()
     _write(results, text)
     return results

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader.paths import ASSIGNMENT, REPO, SUITES, Env, find_impl
+from grader.report import NOT_IMPLEMENTED_WORDS, Status
 from grader.sandbox.proxy import RaisedInSubmission, Submission, SubmissionError
 from grader.signing import Reporter
 from grader.tasks import BY_ID
@@ -116,13 +117,13 @@ def _watch_submission(request):
     yield
 
 
-def explain(error):
+def explain(error: BaseException) -> str:
     """The message a student reads for an exception raised while a test ran."""
     if isinstance(error, RaisedInSubmission):
         remote = error.remote
         if error.not_implemented:
-            return remote["message"] if "not implemented yet" in remote["message"] else (
-                f"not implemented yet (NotImplementedError while {remote['doing']})"
+            return remote["message"] if NOT_IMPLEMENTED_WORDS in remote["message"] else (
+                f"{NOT_IMPLEMENTED_WORDS} (NotImplementedError while {remote['doing']})"
             )
         where = f"\n  at attention.py line {remote['line']}: {remote['code'].strip()}" if remote.get("line") else ""
         return f"while {remote['doing']}, your code raised {remote['type']}: {remote['message']}{where}"
@@ -133,17 +134,25 @@ def explain(error):
     return f"{type(error).__name__}: {error}"
 
 
+def failed_status(error: BaseException | None, when: str) -> Status:
+    """How a test failed: in the student's code (its error's status), at a stub left as given, or in
+    the test's own setup or teardown."""
+    if isinstance(error, RaisedInSubmission) and error.not_implemented:
+        return Status.NOT_IMPLEMENTED
+    if isinstance(error, SubmissionError):
+        return Status(error.status)
+    return Status.FAILED if when == "call" else Status.ERROR
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    status = "passed"
+    status = Status.PASSED
     message = ""
     if report.failed:
         error = call.excinfo.value if call.excinfo else None
-        status = getattr(error, "status", "failed") if isinstance(error, SubmissionError) else "failed"
-        if report.when != "call" and not isinstance(error, SubmissionError):
-            status = "error"
+        status = failed_status(error, report.when)
         message = explain(error) if error is not None else str(report.longrepr)
         if isinstance(error, (SubmissionError, pytest.fail.Exception, AssertionError)):
             report.longrepr = message
@@ -185,15 +194,15 @@ def pytest_runtest_protocol(item, nextitem):
     reporter = _STATE.get("reporter")
     if reporter is None:
         return
-    status, message = "error", "the test did not run"
+    status, message = Status.ERROR, "the test did not run"
     records = item.stash.get(_RESULTS, [])
     if records:
-        failures = [(s, m) for s, m in records if s != "passed"]
-        status, message = failures[0] if failures else ("passed", "")
+        failures = [(s, m) for s, m in records if s is not Status.PASSED]
+        status, message = failures[0] if failures else (Status.PASSED, "")
     reporter.send({
         "kind": "result",
         "id": item.nodeid,
-        "status": status,
+        "status": status.value,
         "message": message[:3000],
         "duration": round(time.perf_counter() - started, 4),
         "flags": list(getattr(submission, "flags", None) or []),

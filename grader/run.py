@@ -20,6 +20,7 @@ from pathlib import Path
 
 from grader import prefork
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, suite_names
+from grader.report import CUT_SHORT_TEXT, Flag, FlagKind
 from grader.sandbox import zygote
 from grader.sandbox.isolation import make_undumpable, read_tail
 from grader.sandbox.spawn import spawn_worker
@@ -36,7 +37,7 @@ class RawRun:
     suites: tuple
     manifest: list = None
     results: dict = field(default_factory=dict)
-    flags: list = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
     log: str = ""
     elapsed: float = 0.0
     timed_out: bool = False
@@ -128,7 +129,8 @@ def collect(run, process, report_fd, key, deadline):
                 run.pytest_json = record["report"]
     stream.close()
     if unsigned:
-        run.flags.append(f"tampering: {unsigned} unsigned line(s) were written to the grader's report channel")
+        text = f"{unsigned} unsigned line(s) were written to the grader's report channel"
+        run.flags.append(Flag(FlagKind.TAMPERING, text))
 
 
 def _start_pytest(tests_dir, names, impl, extra_args=(), stdout=subprocess.DEVNULL, pass_fds=(), env=None):
@@ -219,12 +221,12 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
     run.log = read_tail(log)
     log.close()
     if fingerprint(tests_dir) != before:
-        run.flags.append("tampering: the grading files (tests/ or grader/) changed during the run")
+        run.flags.append(Flag(FlagKind.TAMPERING, "the grading files (tests/ or grader/) changed during the run"))
     if run.manifest is None:
         run.manifest = collect_manifest(tests_dir, names, impl)
         if run.manifest is None:
             raise GraderError("pytest could not collect the suite:\n" + run.log[-4000:])
-        run.flags.append("the test run ended before reporting its test list (killed or crashed)")
+        run.flags.append(Flag(FlagKind.CUT_SHORT, CUT_SHORT_TEXT))
     return run
 
 

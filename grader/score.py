@@ -1,8 +1,14 @@
 """Turn a RawRun into the grader's report: per-test, per-task and total scores, plus flags."""
 
-import unicodedata
+from __future__ import annotations
 
-from grader.tasks import BY_ID, task_order
+import unicodedata
+from typing import TYPE_CHECKING, Any
+
+from grader.report import Flag, Report, Status, TestResult, make_report
+
+if TYPE_CHECKING:
+    from grader.run import RawRun
 
 MISSING = "no result: the run stopped before this test finished (a crash, os._exit, or the time limit)"
 OUT_OF_TIME = ("no result: the whole run reached its time limit before this test finished "
@@ -20,7 +26,7 @@ def _escape(char):
     return char
 
 
-def clean(text):
+def clean(text: object) -> str:
     """A student's string made safe for every output: valid UTF-8, control characters escaped
     (newlines and tabs kept), lone surrogates written as \\udxxx."""
     text = text if isinstance(text, str) else str(text)
@@ -29,11 +35,7 @@ def clean(text):
     return "".join(map(_escape, text))
 
 
-def _round(value):
-    return round(value + 0.0, 2)
-
-
-def clean_all(value):
+def clean_all(value: Any) -> Any:
     """clean() on every string of a JSON-like value."""
     if isinstance(value, str):
         return clean(value)
@@ -44,59 +46,27 @@ def clean_all(value):
     return value
 
 
-def build_report(run):
-    tests = []
-    for meta in run.manifest:
-        result = run.results.get(meta["id"])
-        if result is None:
-            status, message = ("timeout", OUT_OF_TIME) if run.timed_out else ("error", MISSING)
-        else:
-            status, message = result["status"], clean(result["message"])
-        points = float(meta["points"])
-        tests.append({
-            "id": meta["id"],
-            "name": meta["name"],
-            "task": meta["task"],
-            "suite": meta["suite"],
-            "doc": meta.get("doc", ""),
-            "file": meta.get("file", ""),
-            "line": meta.get("line", 0),
-            "score": points if status == "passed" else 0.0,
-            "max_score": points,
-            "status": status,
-            "message": message,
-            "output": clean(result.get("output", "")) if result else "",
-        })
-    tests.sort(key=lambda test: (task_order(test["task"]), test["suite"] != "public"))
-    tasks = {}
-    for test in tests:
-        task = tasks.setdefault(test["task"], {
-            "title": BY_ID[test["task"]].title if test["task"] in BY_ID else test["task"],
-            "bonus": BY_ID[test["task"]].bonus if test["task"] in BY_ID else False,
-            "score": 0.0, "max_score": 0.0,
-        })
-        task["score"] += test["score"]
-        task["max_score"] += test["max_score"]
-    for task in tasks.values():
-        task["score"], task["max_score"] = _round(task["score"]), _round(task["max_score"])
-    core = [task for task in tasks.values() if not task["bonus"]]
-    bonus = [task for task in tasks.values() if task["bonus"]]
-    flags = [clean(flag) for flag in run.flags]
+def _test_result(meta: dict[str, Any], result: dict[str, Any] | None, timed_out: bool) -> TestResult:
+    if result is None:
+        status, message = (Status.TIMEOUT, OUT_OF_TIME) if timed_out else (Status.ERROR, MISSING)
+    else:
+        status, message = Status(result["status"]), clean(result["message"])
+    points = float(meta["points"])
+    return TestResult(
+        id=meta["id"], name=meta["name"], task=meta["task"], suite=meta["suite"], status=status, message=message,
+        score=points if status is Status.PASSED else 0.0, max_score=points,
+        doc=meta.get("doc", ""), file=meta.get("file", ""), line=meta.get("line", 0),
+        output=clean(result.get("output", "")) if result else "",
+    )
+
+
+def build_report(run: RawRun) -> Report:
+    tests = [_test_result(meta, run.results.get(meta["id"]), run.timed_out) for meta in run.manifest]
+    flags = [Flag(flag.kind, clean(flag.text)) for flag in run.flags]
     for result in run.results.values():
-        flags.extend(clean(flag) for flag in result.get("flags", []) if clean(flag) not in flags)
-    report = {
-        "score": _round(sum(task["score"] for task in core)),
-        "max_score": _round(sum(task["max_score"] for task in core)),
-        "tasks": tasks,
-        "tests": tests,
-        "flags": flags,
-        "suite": "+".join(run.suites),
-        "impl": clean(run.impl),
-        "execution_time": round(run.elapsed, 2),
-    }
-    if run.pytest_json is not None:
-        report["pytest_json"] = clean_all(run.pytest_json)
-    if bonus:
-        report["bonus_score"] = _round(sum(task["score"] for task in bonus))
-        report["bonus_max_score"] = _round(sum(task["max_score"] for task in bonus))
-    return report
+        for text in result.get("flags", []):
+            flag = Flag.from_json(clean(text))
+            if flag not in flags:
+                flags.append(flag)
+    pytest_json = clean_all(run.pytest_json) if run.pytest_json is not None else None
+    return make_report(tests, flags, "+".join(run.suites), clean(run.impl), run.elapsed, pytest_json)

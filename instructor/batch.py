@@ -11,6 +11,7 @@ from pathlib import Path
 
 from grader.grade import grade
 from grader.paths import Env, find_impl
+from grader.report import FlagKind, Report, failure_report
 from grader.run import fingerprint, suite_paths, warm_servers
 from grader.sandbox.isolation import require
 from grader.tasks import TASKS
@@ -20,13 +21,12 @@ def submissions(root):
     return sorted(path for path in Path(root).iterdir() if path.is_dir() and not path.name.startswith("."))
 
 
-def error_report(folder, suite, why):
+def error_report(folder: str | Path, suite: str, why: str) -> Report:
     """Every test unknown, no points: the report of a student the grader itself could not grade."""
-    return {"score": 0.0, "max_score": 0.0, "tasks": {}, "tests": [], "impl": str(folder), "suite": suite,
-            "flags": [f"grader error: {why}"], "execution_time": 0.0}
+    return failure_report(FlagKind.GRADER_ERROR, why, suite, str(folder))
 
 
-def grade_folder(folder, suite, timeout, tests_dir=None):
+def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path | None = None) -> Report:
     try:
         return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False)
     except Exception as error:  # one broken submission never stops the class
@@ -57,7 +57,7 @@ def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, 
     if similarity:
         _flag_similar(folders, reports, output)
     for student, report in reports.items():
-        (reports_dir / f"{student}.json").write_text(json.dumps(report, indent=2))
+        (reports_dir / f"{student}.json").write_text(json.dumps(report.to_json(), indent=2))
     write_gradebook(reports, output)
     if roster:
         from instructor import lms
@@ -106,12 +106,12 @@ def _flag_similar(folders, reports, output):
     pairs = similarity.compare(files, Path(stem + "-similarity.html"))
     similarity.write_pairs(pairs, Path(stem + "-similarity.csv"))
     for student, flags in similarity.flags(pairs).items():
-        reports[student]["flags"] = reports[student]["flags"] + flags
+        reports[student].flags = reports[student].flags + flags
 
 
-def write_gradebook(reports, output):
+def write_gradebook(reports: dict[str, Report], output: str | Path) -> None:
     task_ids = [task.id for task in TASKS]
-    extra = sorted({t for report in reports.values() for t in report["tasks"]} - set(task_ids))
+    extra = sorted({t for report in reports.values() for t in report.tasks} - set(task_ids))
     with open(output, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student", *task_ids, *extra, "total", "max_score", "flags"])
@@ -119,7 +119,7 @@ def write_gradebook(reports, output):
             report = reports[student]
             row = [student]
             for task_id in task_ids + extra:
-                task = report["tasks"].get(task_id)
-                row.append(task["score"] if task else 0.0)
-            row += [report["score"], report["max_score"], " | ".join(report["flags"])]
+                task = report.tasks.get(task_id)
+                row.append(task.score if task else 0.0)
+            row += [report.score, report.max_score, " | ".join(flag.to_json() for flag in report.flags)]
             writer.writerow(row)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.paths import Env
+from grader.report import Report
 
 ALLOWED_FAILURES = 1
 
@@ -35,7 +36,7 @@ class Job:
     source: bytes | None  # None: the folder has no attention.py
 
 
-def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) -> tuple:
+def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) -> tuple[str, Report, bool]:
     """Runs on a worker host: (student, report, whether the grading files changed meanwhile).
     Each Dask worker process runs one task at a time (threads_per_worker=1)."""
     from grader.run import fingerprint, suite_paths
@@ -55,7 +56,7 @@ def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) ->
             report = grade_folder(folder, suite, timeout)
         finally:
             os.environ.pop(Env.SANDBOX_HIDE, None)
-    report["impl"] = job.student  # the scratch path means nothing to the client
+    report.impl = job.student  # the scratch path means nothing to the client
     return job.student, report, fingerprint(tests_dir) != before
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.paths import ASSIGNMENT, SOLUTION_FILE, STUB_FILE, SUITES, TESTS
+from grader.report import Report
 from grader.tasks import TASKS, task_order
 from tests.mutants.bonus import BONUS
 from tests.mutants.catalogue import CATALOGUE, Mutant
@@ -120,18 +121,19 @@ def likely_causes(message: str | None) -> list[str]:
     return [line for line in lines if line.startswith(CAUSE_PREFIX)]
 
 
-def split_report(report: Mapping[str, Any]) -> dict[str, Tasks]:
+def split_report(report: Report) -> dict[str, Tasks]:
     """{suite: tasks} from one grader report, each test counted in its own suite."""
     suites: dict[str, Tasks] = {}
-    for test in report["tests"]:
-        tasks = suites.setdefault(test["suite"], {})
-        entry = tasks.setdefault(test["task"], {"lost": 0.0, "points": 0.0, "failed": [], "causes": []})
-        entry["points"] += test["max_score"]
-        entry["lost"] += test["max_score"] - test["score"]
-        message = test["message"] or ""
-        if test["status"] != "passed":
-            entry["failed"].append([test["name"], test["status"], message.strip().split("\n")[0]])
-        entry["causes"].extend([test["name"], test["status"], line] for line in likely_causes(message))
+    for test in report.tests:
+        tasks = suites.setdefault(test.suite, {})
+        entry = tasks.setdefault(test.task, {"lost": 0.0, "points": 0.0, "failed": [], "causes": []})
+        entry["points"] += test.max_score
+        entry["lost"] += test.max_score - test.score
+        message = test.message or ""
+        status = test.status.reported
+        if not test.passed:
+            entry["failed"].append([test.name, status, message.strip().split("\n")[0]])
+        entry["causes"].extend([test.name, status, line] for line in likely_causes(message))
     return suites
 
 
@@ -144,10 +146,11 @@ def grader_suites(impl_dir: str | Path, suites: Sequence[str], timeout: float = 
     suite = suites[0] if len(suites) == 1 else "all"
     for _ in range(attempts):
         report = grade(impl_dir, suite, timeout=timeout)
-        if any(test["message"] != MISSING for test in report["tests"]):
+        if any(test.message != MISSING for test in report.tests):
             break
     else:  # not one test reported back: the run itself failed, the submission was never graded
-        raise RuntimeError(f"no test of --suite {suite} reported a result for {impl_dir}; flags: {report['flags']}")
+        flags = [flag.to_json() for flag in report.flags]
+        raise RuntimeError(f"no test of --suite {suite} reported a result for {impl_dir}; flags: {flags}")
     graded = split_report(report)
     absent = [name for name in suites if name not in graded]
     if absent:

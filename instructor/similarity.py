@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.paths import STUB_FILE
+from grader.report import Flag, FlagKind
 
 STUBS = STUB_FILE
 DISPLAY_THRESHOLD = 0.33
@@ -70,12 +71,12 @@ def write_pairs(pairs: Sequence[Pair], path: Path) -> None:
                              pair.overlap_tokens])
 
 
-def flags(pairs: Sequence[Pair], threshold: float = FLAG_THRESHOLD) -> dict[str, list[str]]:
+def flags(pairs: Sequence[Pair], threshold: float = FLAG_THRESHOLD) -> dict[str, list[Flag]]:
     """{student: [flag, ...]} for every pair at or above threshold, on both of its students."""
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[Flag]] = {}
     for pair in pairs:
         if pair.similarity >= threshold:
             percent = f"{pair.similarity:.0%}"
-            found.setdefault(pair.first, []).append(f"similar-to: {pair.second} ({percent})")
-            found.setdefault(pair.second, []).append(f"similar-to: {pair.first} ({percent})")
+            found.setdefault(pair.first, []).append(Flag(FlagKind.SIMILAR, f"{pair.second} ({percent})"))
+            found.setdefault(pair.second, []).append(Flag(FlagKind.SIMILAR, f"{pair.first} ({percent})"))
     return found

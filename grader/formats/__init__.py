@@ -1,13 +1,16 @@
-"""Output formats of a grading report: each module renders the report dict as one string."""
+"""Output formats of a grading report: each module renders a Report as one string."""
 
+import dataclasses
 import json
+from typing import Any
 
 from grader.formats import classroom, gradescope, pytest_json, summary
+from grader.report import Report
 
 
-def render_json(report, **_):
+def render_json(report: Report, **_: Any) -> str:
     """Our report; pytest-json-report's own is the pytest-json format."""
-    return json.dumps({key: value for key, value in report.items() if key != "pytest_json"}, indent=2)
+    return json.dumps(dataclasses.replace(report, pytest_json=None).to_json(), indent=2)
 
 
 RENDERERS = {

@@ -11,28 +11,32 @@ other than `pass` marks the run red; only an `error` entry's message is printed.
 """
 
 import json
+from typing import Any
+
+from grader.report import Report, Status, TestResult
 
 LIMIT = 90_000
-STATUS = {"passed": "pass", "failed": "fail", "error": "error", "timeout": "error"}
+STATUS = {Status.PASSED: "pass", Status.FAILED: "fail", Status.NOT_IMPLEMENTED: "fail", Status.ERROR: "error",
+          Status.TIMEOUT: "error"}
 
 
-def _entries(test, limit, said):
+def _entries(test: TestResult, limit: int, said: dict[str, str]) -> list[dict[str, Any]]:
     """The entries of one test: one per point, the first carrying the command and the message."""
-    units = max(1, round(test["max_score"]))
-    status = STATUS.get(test["status"], "error")
-    name = f"{test['task']}: {test['name']}"
-    message = f"{name}: {test['message']}"[:limit] if status != "pass" else ""
-    if message and test["message"] in said:
-        message = f"{name}: the same error as {said[test['message']]}"
-    said.setdefault(test["message"], name)
+    units = max(1, round(test.max_score))
+    status = STATUS[test.status]
+    name = f"{test.task}: {test.name}"
+    message = f"{name}: {test.message}"[:limit] if status != "pass" else ""
+    if message and test.message in said:
+        message = f"{name}: the same error as {said[test.message]}"
+    said.setdefault(test.message, name)
     entries = []
     for unit in range(1, units + 1):
         entries.append({
             "name": name if units == 1 else f"{name} (point {unit} of {units})",
             "status": status,
-            "score": round(test["score"] / units, 2),
+            "score": round(test.score / units, 2),
             "message": message if unit == 1 else (f"{name}: see point 1 of {units}" if message else ""),
-            "test_code": f"python -m pytest {test['id']}" if unit == 1 else "",
+            "test_code": f"python -m pytest {test.id}" if unit == 1 else "",
             "filename": "",
             "line_no": 0,
             "execution_time": "0s",
@@ -40,16 +44,15 @@ def _entries(test, limit, said):
     return entries
 
 
-def render(report, **_):
-    core = [test for test in report["tests"] if not report["tasks"][test["task"]]["bonus"]]
+def render(report: Report, **_: Any) -> str:
+    core = [test for test in report.tests if not report.tasks[test.task].bonus]
 
-    def document(limit):
-        said = {}
+    def document(limit: int) -> str:
+        said: dict[str, str] = {}
         entries = [entry for test in core for entry in _entries(test, limit, said)]
-        full = report["score"] == report["max_score"] > 0
         statuses = {entry["status"] for entry in entries}
-        overall = "pass" if full else ("error" if "error" in statuses else "fail")
-        return json.dumps({"version": 1, "status": overall, "max_score": report["max_score"] or 1,
+        overall = "pass" if report.full_marks else ("error" if "error" in statuses else "fail")
+        return json.dumps({"version": 1, "status": overall, "max_score": report.max_score or 1,
                            "tests": entries})
 
     text = document(2000)

@@ -8,23 +8,27 @@ was cut short) are added with outcome "error".
 """
 
 import json
+from typing import Any
+
+from grader.report import Report, TestResult
 
 
-def render(report, **_):
-    document = dict(report.get("pytest_json") or {"tests": [], "summary": {}})
-    graded = {test["id"]: test for test in report["tests"]}
+def render(report: Report, **_: Any) -> str:
+    document = dict(report.pytest_json or {"tests": [], "summary": {}})
+    graded = {test.id: test for test in report.tests}
     tests = []
     for entry in document.get("tests", []):
         test = graded.pop(entry["nodeid"], None)
         tests.append(dict(entry, metadata=dict(entry.get("metadata", {}), **_grading(test))) if test else entry)
     for test in graded.values():
-        tests.append({"nodeid": test["id"], "lineno": test["line"], "outcome": "error",
-                      "call": {"outcome": "error", "longrepr": test["message"]}, "metadata": _grading(test)})
+        tests.append({"nodeid": test.id, "lineno": test.line, "outcome": "error",
+                      "call": {"outcome": "error", "longrepr": test.message}, "metadata": _grading(test)})
     document["tests"] = tests
-    document["grading"] = {key: report[key] for key in ("score", "max_score", "flags", "suite")}
+    document["grading"] = {"score": report.score, "max_score": report.max_score,
+                           "flags": [flag.to_json() for flag in report.flags], "suite": report.suite}
     return json.dumps(document, indent=2)
 
 
-def _grading(test):
-    return {"task": test["task"], "suite": test["suite"], "points": test["max_score"], "score": test["score"],
-            "status": test["status"]}
+def _grading(test: TestResult) -> dict[str, Any]:
+    return {"task": test.task, "suite": test.suite, "points": test.max_score, "score": test.score,
+            "status": test.status.reported}

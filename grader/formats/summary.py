@@ -2,77 +2,82 @@
 points, its first failure (and its first "Likely cause" diagnosis), each message printed once."""
 
 import textwrap
+from collections.abc import Sequence
+from typing import Any
 
+from grader.report import Report, Status, TaskScore, TestResult
 from grader.tasks import CORE_POINTS
 
-STATUS_WORDS = {"failed": "failed", "error": "error", "timeout": "timed out"}
+STATUS_WORDS = {Status.FAILED: "failed", Status.NOT_IMPLEMENTED: "failed", Status.ERROR: "error",
+                Status.TIMEOUT: "timed out"}
 LIKELY = "Likely cause:"
 OUTPUT_LINES = 40
 WIDTH = 100
 
 
-def _points(value):
+def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def task_line(task_id, task, tests):
-    lost = [test for test in tests if test["task"] == task_id and test["status"] != "passed"]
-    total = sum(1 for test in tests if test["task"] == task_id)
+def task_line(task_id: str, task: TaskScore, tests: list[TestResult]) -> str:
+    lost = [test for test in tests if test.task == task_id and not test.passed]
+    total = sum(1 for test in tests if test.task == task_id)
     if not lost:
         state = "ok"
-    elif all("not implemented yet" in test["message"] for test in lost):
+    elif all(test.status is Status.NOT_IMPLEMENTED for test in lost):
         state = "not implemented yet"
     else:
         state = f"{len(lost)} of {total} tests failed"
-    points = f"{_points(task['score'])} / {_points(task['max_score'])}"
-    return f"  {task_id:<16} {task['title']:<30} {points:>11}   {state}"
+    points = f"{_points(task.score)} / {_points(task.max_score)}"
+    return f"  {task_id:<16} {task.title:<30} {points:>11}   {state}"
 
 
-def chosen_failures(failures, verbose):
+def chosen_failures(failures: list[TestResult], verbose: bool) -> list[TestResult]:
     """Every failure (verbose), or per task the first one plus the first with a Likely cause."""
     if verbose:
         return failures
-    chosen = []
-    for task_id in dict.fromkeys(test["task"] for test in failures):
-        in_task = [test for test in failures if test["task"] == task_id]
-        likely = next((test for test in in_task if LIKELY in test["message"]), None)
+    chosen: list[TestResult] = []
+    for task_id in dict.fromkeys(test.task for test in failures):
+        in_task = [test for test in failures if test.task == task_id]
+        likely = next((test for test in in_task if LIKELY in test.message), None)
         chosen += [in_task[0]] + ([likely] if likely is not None and likely is not in_task[0] else [])
     return chosen
 
 
-def failure_block(test, same=()):
-    header = f"- {test['task']}: {test['name']} ({STATUS_WORDS.get(test['status'], test['status'])})"
-    if test["doc"]:
-        header += "\n" + textwrap.fill(test["doc"], WIDTH, initial_indent="    checks: ", subsequent_indent=" " * 12)
-    body = textwrap.indent(test["message"].strip() or "(no message)", "    ")
+def failure_block(test: TestResult, same: Sequence[TestResult] = ()) -> str:
+    header = f"- {test.task}: {test.name} ({STATUS_WORDS[test.status]})"
+    if test.doc:
+        header += "\n" + textwrap.fill(test.doc, WIDTH, initial_indent="    checks: ", subsequent_indent=" " * 12)
+    body = textwrap.indent(test.message.strip() or "(no message)", "    ")
     block = f"{header}\n{body}"
     if same:
-        names = ", ".join(f"{other['task']}: {other['name']}" for other in same)
+        names = ", ".join(f"{other.task}: {other.name}" for other in same)
         block += "\n" + textwrap.fill(f"The same message for: {names}", WIDTH, initial_indent="    ",
                                       subsequent_indent="    ")
     return block
 
 
-def failure_blocks(failures):
+def failure_blocks(failures: list[TestResult]) -> list[str]:
     """One block per distinct message: an import error that failed every test is printed once."""
-    firsts, same = [], {}
+    firsts: list[TestResult] = []
+    same: dict[str, list[TestResult]] = {}
     for test in failures:
-        key = test["message"].strip()
+        key = test.message.strip()
         if key in same:
             same[key].append(test)
         else:
             same[key] = []
             firsts.append(test)
-    return [failure_block(test, same[test["message"].strip()]) for test in firsts]
+    return [failure_block(test, same[test.message.strip()]) for test in firsts]
 
 
-def _suite_option(report):
-    return "all" if "+" in report["suite"] else report["suite"]
+def _suite_option(report: Report) -> str:
+    return "all" if "+" in report.suite else report.suite
 
 
-def output_section(report, show_output):
+def output_section(report: Report, show_output: bool) -> list[str]:
     """Where print() output went; with show_output, its last lines, under the test that printed them."""
-    printed = [test for test in report["tests"] if test.get("output")]
+    printed = [test for test in report.tests if test.output]
     if not show_output:
         if not printed:
             return []
@@ -83,21 +88,21 @@ def output_section(report, show_output):
         return ["", "Your code printed nothing while the tests ran."]
     lines = []
     for test in printed:
-        lines.append(f"  [{test['task']}: {test['name']}]")
-        lines += [f"    {line}" for line in test["output"].rstrip("\n").splitlines()]
+        lines.append(f"  [{test.task}: {test.name}]")
+        lines += [f"    {line}" for line in test.output.rstrip("\n").splitlines()]
     return ["", f"What your code printed (the worker's log, last {OUTPUT_LINES} lines):"] + lines[-OUTPUT_LINES:]
 
 
-def closing_lines(report):
+def closing_lines(report: Report) -> list[str]:
     """The verdict, in words that never claim more than was run."""
-    score, maximum = report["score"], report["max_score"]
-    if not maximum or score != maximum:
+    score, maximum = report.score, report.max_score
+    if not report.full_marks:
         return []
-    bonus_max = report.get("bonus_max_score", 0)
-    bonus_full = report.get("bonus_score", 0) == bonus_max
+    bonus_max = report.bonus_max_score or 0
+    bonus_full = (report.bonus_score or 0) == bonus_max
     core = "" if bonus_full else " core"
     total = f"({_points(score)}/{_points(maximum)})"
-    suite = report["suite"]
+    suite = report.suite
     if suite == "public":
         verdict = f"All{core} public tests passed {total}."
         hidden = CORE_POINTS - maximum
@@ -108,30 +113,31 @@ def closing_lines(report):
     else:
         verdict = f"All{core} tests passed {total}."
     if bonus_max:
-        verdict += f" Bonus: {_points(report['bonus_score'])}/{_points(bonus_max)}" + (
+        verdict += f" Bonus: {_points(report.bonus_score or 0)}/{_points(bonus_max)}" + (
             "." if bonus_full else " (optional, not counted in the total).")
     return ["", verdict]
 
 
-def render(report, verbose=False, show_output=False, **_):
-    tests = report["tests"]
+def render(report: Report, verbose: bool = False, show_output: bool = False, **_: Any) -> str:
+    tests = report.tests
     lines = [
-        f"Attention from Scratch: {report['suite']} tests on {report['impl']}",
+        f"Attention from Scratch: {report.suite} tests on {report.impl}",
         "",
         f"  {'task':<16} {'':<30} {'points':>11}   status",
     ]
-    for task_id, task in report["tasks"].items():
+    for task_id, task in report.tasks.items():
         lines.append(task_line(task_id, task, tests))
-    lines.append(f"  {'total':<16} {'':<30} {_points(report['score']) + ' / ' + _points(report['max_score']):>11}")
-    if "bonus_score" in report:
-        lines.append(f"  {'bonus':<16} {'':<30} {_points(report['bonus_score']) + ' / ' + _points(report['bonus_max_score']):>11}")
-    failures = [test for test in tests if test["status"] != "passed"]
+    lines.append(f"  {'total':<16} {'':<30} {_points(report.score) + ' / ' + _points(report.max_score):>11}")
+    if report.bonus_score is not None:
+        bonus = f"{_points(report.bonus_score)} / {_points(report.bonus_max_score or 0)}"
+        lines.append(f"  {'bonus':<16} {'':<30} {bonus:>11}")
+    failures = [test for test in tests if not test.passed]
     if failures:
         how = ":" if verbose else " (first failure of each task and its likely cause; --verbose shows all):"
         lines += ["", "What to fix" + how]
         lines += failure_blocks(chosen_failures(failures, verbose))
     lines += output_section(report, show_output)
-    if report["flags"]:
-        lines += ["", "Flags for the instructor:"] + [f"  ! {flag}" for flag in report["flags"]]
+    if report.flags:
+        lines += ["", "Flags for the instructor:"] + [f"  ! {flag}" for flag in report.flags]
     lines += closing_lines(report)
     return "\n".join(lines) + "\n"

@@ -102,7 +102,7 @@ def test_the_reporter_accepts_the_result(runs, case):
 def test_recorded_points_are_the_core_score_out_of_the_core_maximum(runs, case):
     report, run = runs[case]
     points = recorded(run)
-    assert points == {"totalPoints": report["score"], "maxPoints": report["max_score"]}
+    assert points == {"totalPoints": report.score, "maxPoints": report.max_score}
     assert 0 <= points["totalPoints"] <= points["maxPoints"]
 
 
@@ -118,24 +118,24 @@ def test_the_console_table_agrees_with_the_recorded_points(runs, case):
 @pytest.mark.parametrize("case", ["reference", "core_without_bonus"])
 def test_full_core_marks_record_full_points_and_a_green_run(runs, case):
     report, run = runs[case]
-    assert report["score"] == report["max_score"] > 0, report["tasks"]
-    assert recorded(run)["totalPoints"] == report["max_score"]
+    assert report.score == report.max_score > 0, report.tasks
+    assert recorded(run)["totalPoints"] == report.max_score
     assert run.returncode == 0, run.stdout
 
 
 def test_the_bonus_neither_adds_nor_is_needed_for_classroom_points(runs):
     with_bonus, run = runs["reference"]
-    assert with_bonus["bonus_score"] == with_bonus["bonus_max_score"] > 0
-    assert recorded(run)["totalPoints"] == with_bonus["max_score"]
+    assert with_bonus.bonus_score == with_bonus.bonus_max_score > 0
+    assert recorded(run)["totalPoints"] == with_bonus.max_score
     without_bonus, run = runs["core_without_bonus"]
-    assert without_bonus["bonus_score"] == 0 < without_bonus["bonus_max_score"]
-    assert recorded(run)["totalPoints"] == without_bonus["max_score"]
+    assert without_bonus.bonus_score == 0 < without_bonus.bonus_max_score
+    assert recorded(run)["totalPoints"] == without_bonus.max_score
 
 
 @pytest.mark.parametrize("case", ["buggy", "crash_at_import", "zeros"])
 def test_lost_points_are_recorded_as_lost_and_the_run_is_red(runs, case):
     report, run = runs[case]
-    assert recorded(run)["totalPoints"] == report["score"] < report["max_score"]
+    assert recorded(run)["totalPoints"] == report.score < report.max_score
     assert run.returncode == 3, run.stdout
 
 

@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from grader.paths import REPO
+from grader.report import FlagKind, make_report
 from instructor.batch import run_batch
 from instructor.cluster import Job, connect, grade_on_cluster, local_workers
 
@@ -44,22 +45,23 @@ def test_a_student_whose_worker_dies_once_is_graded_once_more_and_twice_is_a_gra
         if job.student == "always" or not marker.exists():
             marker.touch()
             os._exit(1)
-        return job.student, {"score": 1.0, "flags": []}, False
+        return job.student, make_report([], [], suite, job.student), False
 
     results = {}
     with connect(None, "local:2") as client:
         for student in ("once", "always"):  # one at a time: a death counts against every task on that worker
             grade_on_cluster([Job(student, b"")], "public", 10.0, client,
                              lambda name, report: results.setdefault(name, []).append(report), task=dies)
-    assert results["once"] == [{"score": 1.0, "flags": []}]
-    assert len(results["always"]) == 1 and "died twice" in results["always"][0]["flags"][0]
+    assert results["once"] == [make_report([], [], "public", "once")]
+    [flag] = [flag for report in results["always"] for flag in report.flags]
+    assert flag.kind is FlagKind.GRADER_ERROR and "died twice" in flag.text
 
 
 def test_a_task_that_saw_the_grading_files_change_stops_the_batch(tmp_path):
     from instructor.cluster import GradingFilesChanged
 
     def tampered(job, suite, timeout, no_sandbox):
-        return job.student, {"score": 0.0, "flags": []}, True
+        return job.student, make_report([], [], suite, job.student), True
 
     with connect(None, "local:1") as client, pytest.raises(GradingFilesChanged, match="rerun"):
         grade_on_cluster([Job("mallory", b"")], "public", 10.0, client, lambda *_: None, task=tampered)

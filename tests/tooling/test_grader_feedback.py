@@ -11,6 +11,7 @@ from grader.paths import REPO
 from grader.cli import build_parser
 from grader.formats import RENDERERS
 from grader.grade import grade
+from grader.report import Status
 from grader.run import RawRun
 from grader.score import build_report
 from grader.tasks import CORE_POINTS
@@ -69,16 +70,16 @@ def test_a_full_public_suite_is_not_called_all_tests_passed():
 
 def test_full_core_marks_without_the_bonus_say_core_and_show_the_bonus():
     report = fake_report([("scores", 3, "passed", "")], suite="public+hidden",
-                         bonus=[("tiled", 2, "failed", "tiled_attention is not implemented yet")])
+                         bonus=[("tiled", 2, "not_implemented", "tiled_attention is not implemented yet")])
     text = RENDERERS["summary"](report)
     assert "All core tests passed (3/3). Bonus: 0/2 (optional, not counted in the total)." in text
 
 
 def test_checks_lines_hold_the_whole_docstring(poisoned):
-    for test in poisoned["tests"]:
-        tree = ast.parse((REPO / test["file"]).read_text())
-        function = next(node for node in ast.walk(tree) if getattr(node, "name", None) == test["name"].split("[")[0])
-        assert test["doc"] == " ".join((ast.get_docstring(function) or "").split())
+    for test in poisoned.tests:
+        tree = ast.parse((REPO / test.file).read_text())
+        function = next(node for node in ast.walk(tree) if getattr(node, "name", None) == test.name.split("[")[0])
+        assert test.doc == " ".join((ast.get_docstring(function) or "").split())
 
 
 @pytest.mark.parametrize("name", sorted(RENDERERS))
@@ -91,7 +92,7 @@ def test_poisoned_exception_messages_render_as_valid_utf8(poisoned, name):
 
 
 def test_poisoned_messages_keep_their_text_escaped(poisoned):
-    messages = [test["message"] for test in poisoned["tests"] if test["task"] == "scores"]
+    messages = [test.message for test in poisoned.tests if test.task == "scores"]
     assert messages and all("bad \\ud800 input \\x1b[2J\\x00 end" in message for message in messages)
 
 
@@ -111,6 +112,6 @@ def test_a_loop_in_one_function_costs_only_the_tests_that_call_it(tmp_path, monk
     (tmp_path / "attention.py").write_text(LOOP_IN_MERGE_HEADS)
     report = grade(tmp_path, "public")
     for task in ("scores", "causal_mask", "softmax_weights", "sdpa"):
-        assert report["tasks"][task]["score"] == report["tasks"][task]["max_score"], task
-    assert report["tasks"]["heads"]["score"] < report["tasks"]["heads"]["max_score"]
-    assert any("merge_heads" in test["message"] for test in report["tests"] if test["status"] == "timeout")
+        assert report.tasks[task].score == report.tasks[task].max_score, task
+    assert report.tasks["heads"].score < report.tasks["heads"].max_score
+    assert any("merge_heads" in test.message for test in report.tests if test.status is Status.TIMEOUT)

@@ -177,15 +177,16 @@ def test_nothing_of_the_sandbox_is_left_after_stop(tmp_path):
 
 def test_a_symlinked_submission_is_refused(tmp_path):
     from grader.grade import grade
+    from grader.report import FlagKind
 
     (tmp_path / "classmate").mkdir()
     (tmp_path / "classmate" / "attention.py").write_text("x = 1\n")
     (tmp_path / "student").mkdir()
     (tmp_path / "student" / "attention.py").symlink_to(tmp_path / "classmate" / "attention.py")
     report = grade(tmp_path / "student", "public")
-    assert report["score"] == 0
-    assert report["flags"] and report["flags"][0].startswith("refused")
-    assert "symbolic link" in report["tests"][0]["message"]
+    assert report.score == 0
+    assert report.flags and report.flags[0].kind is FlagKind.REFUSED
+    assert "symbolic link" in report.tests[0].message
 
 
 def test_the_worker_log_is_read_from_its_last_16_kb(tmp_path):

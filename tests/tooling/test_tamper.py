@@ -17,6 +17,7 @@ from instructor import gradescope
 from grader.sandbox import isolation as sandbox
 from instructor.batch import run_batch
 from grader.grade import grade
+from grader.report import FlagKind, Status
 from tests.tooling.misbehaving import HIDING_FROM_THE_COUNTER, PERSIST_PROBES, REFERENCE, STUBS, TAMPERING
 
 pytestmark = pytest.mark.skipif(sandbox.level() == "none", reason="needs a sandbox (CI runs this as root, and at the "
@@ -79,39 +80,39 @@ def sandbox_processes(scope):
 
 
 def full(report, task_ids):
-    return all(report["tasks"][task]["score"] == report["tasks"][task]["max_score"] for task in task_ids)
+    return all(report.tasks[task].score == report.tasks[task].max_score for task in task_ids)
 
 
 @pytest.mark.parametrize("name", ["honest_reference", "honest_reference_too"])
 def test_honest_classmates_keep_full_marks_and_no_flag(graded, name):
-    assert graded[name]["score"] == graded[name]["max_score"] > 0
-    assert graded[name]["flags"] == []
+    assert graded[name].score == graded[name].max_score > 0
+    assert graded[name].flags == []
 
 
 def test_honest_stubs_keep_zero_and_no_flag(graded):
-    assert graded["honest_stubs"]["score"] == 0
-    assert graded["honest_stubs"]["flags"] == []
+    assert graded["honest_stubs"].score == 0
+    assert graded["honest_stubs"].flags == []
 
 
 @pytest.mark.parametrize("name", ["honest_reference", "honest_stubs"])
 def test_a_regrade_alone_gives_the_same_result(graded, env, name):
     alone = grade(env / "class" / name, "public")
-    assert alone["score"] == graded[name]["score"] and alone["flags"] == graded[name]["flags"]
-    assert [(t["id"], t["status"]) for t in alone["tests"]] == [(t["id"], t["status"]) for t in graded[name]["tests"]]
+    assert alone.score == graded[name].score and alone.flags == graded[name].flags
+    assert [(t.id, t.status) for t in alone.tests] == [(t.id, t.status) for t in graded[name].tests]
 
 
 @pytest.mark.parametrize("name", ["grader_folder_beside", "helper_module_beside"])
 def test_files_beside_attention_py_are_not_importable(graded, name):
     report = graded[name]
-    assert report["score"] == 0
-    assert all("import" in test["message"] for test in report["tests"])
+    assert report.score == 0
+    assert all("import" in test.message for test in report.tests)
 
 
 @pytest.mark.parametrize("name", ["sdpa_in_a_thread", "sdpa_with_modes_popped"])
 def test_torch_attention_out_of_the_guards_sight_is_still_caught(graded, name):
     report = graded[name]
-    assert report["tasks"]["sdpa"]["score"] == 0
-    assert any(flag.startswith(("from-scratch", "sandbox")) for flag in report["flags"]), report["flags"]
+    assert report.tasks["sdpa"].score == 0
+    assert any(flag.kind in (FlagKind.FROM_SCRATCH, FlagKind.SANDBOX) for flag in report.flags), report.flags
     assert full(report, UNTOUCHED_TASKS)
 
 
@@ -119,7 +120,7 @@ HIDDEN_LOOPS = [name for name in HIDING_FROM_THE_COUNTER if name.startswith("loo
 
 
 def counter_messages(report, task):
-    return [test["message"] for test in report["tests"] if test["task"] == task and test["status"] != "passed"]
+    return [test.message for test in report.tests if test.task == task and not test.passed]
 
 
 def says_the_counter_was_dodged(message):
@@ -129,16 +130,16 @@ def says_the_counter_was_dodged(message):
 @pytest.mark.parametrize("name", HIDDEN_LOOPS)
 def test_a_loop_hidden_from_the_operation_counter_earns_no_efficiency_points(graded, name):
     report = graded[name]
-    assert report["tasks"]["efficiency"]["score"] == 0
+    assert report.tasks["efficiency"].score == 0
     messages = counter_messages(report, "efficiency")
     assert messages and all(says_the_counter_was_dodged(message) for message in messages), messages
-    assert any(flag.startswith("sandbox") for flag in report["flags"]), report["flags"]
+    assert any(flag.kind is FlagKind.SANDBOX for flag in report.flags), report.flags
     assert full(report, UNTOUCHED_TASKS)
 
 
 def test_a_full_matrix_hidden_from_the_memory_meter_earns_no_tiled_points(graded):
     report = graded["full_matrix_tiled_python_key_excluded"]
-    assert report["tasks"]["tiled"]["score"] == 0
+    assert report.tasks["tiled"].score == 0
     messages = counter_messages(report, "tiled")
     assert messages and all(says_the_counter_was_dodged(message) for message in messages), messages
     assert full(report, (*UNTOUCHED_TASKS, "sdpa", "mha", "efficiency"))
@@ -146,24 +147,24 @@ def test_a_full_matrix_hidden_from_the_memory_meter_earns_no_tiled_points(graded
 
 def test_a_numpy_round_trip_fails_with_a_message_naming_it(graded):
     report = graded["numpy_round_trip"]
-    assert report["tasks"]["sdpa"]["score"] == 0
-    messages = [test["message"] for test in report["tests"] if test["task"] == "sdpa"]
+    assert report.tasks["sdpa"].score == 0
+    messages = [test.message for test in report.tests if test.task == "sdpa"]
     assert all("torch tensor operations" in message for message in messages)
 
 
 def test_reading_or_signalling_other_processes_changes_nothing(graded):
-    assert graded["reads_and_signals_other_processes"]["score"] == 0
+    assert graded["reads_and_signals_other_processes"].score == 0
 
 
 def test_nothing_persists_into_later_runs(graded):
     site = Path(subprocess.check_output([sys.executable, "-c", "import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))"], text=True).strip())
     for path in (site / PERSIST_PROBES[0], REPO / "grader" / "__pycache__" / PERSIST_PROBES[1], REPO / "tests" / PERSIST_PROBES[2]):
         assert not path.exists(), path
-    assert graded["persists_into_later_runs"]["score"] == 0
+    assert graded["persists_into_later_runs"].score == 0
 
 
 def test_no_process_outlives_its_run_and_results_stay_as_written(graded, env):
-    assert graded["daemon_rewrites_results"]["score"] == 0
+    assert graded["daemon_rewrites_results"].score == 0
     assert (env / "results.json").read_text() == "the grader's results"
     assert sandbox_processes(env) == []
 
@@ -171,14 +172,14 @@ def test_no_process_outlives_its_run_and_results_stay_as_written(graded, env):
 @pytest.mark.parametrize("name", ["memory_tree", "huge_output"])
 def test_resource_attacks_cost_only_their_own_task(graded, name):
     report = graded[name]
-    assert report["tasks"]["sdpa"]["score"] == 0
+    assert report.tasks["sdpa"].score == 0
     assert full(report, UNTOUCHED_TASKS)
 
 
 def test_a_symlink_to_a_classmates_file_is_refused(graded):
     report = graded["symlink_to_classmate"]
-    assert report["score"] == 0
-    assert report["flags"][0].startswith("refused")
+    assert report.score == 0
+    assert report.flags[0].kind is FlagKind.REFUSED
 
 
 def test_grade_alone_refuses_a_forged_grader_package(env, tmp_path):
@@ -186,11 +187,11 @@ def test_grade_alone_refuses_a_forged_grader_package(env, tmp_path):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     report = grade(tmp_path, "public")
-    assert report["score"] == 0 and all(test["status"] == "error" for test in report["tests"])
+    assert report.score == 0 and all(test.status is Status.ERROR for test in report.tests)
 
 
 def test_a_classmates_file_cannot_be_read(graded):
-    assert graded["reads_a_classmates_file"]["score"] == 0
+    assert graded["reads_a_classmates_file"].score == 0
 
 
 @ROOT_ONLY
