@@ -8,6 +8,7 @@ import pytest
 
 from instructor import cli as instructor_cli
 from instructor import mutants
+from grader.report import Status, TestResult, make_report
 from grader.tasks import TASKS
 from tests.mutants.bonus import BONUS
 from tests.mutants.catalogue import CATALOGUE, Mutant
@@ -133,11 +134,13 @@ def test_likely_cause_lines_are_read_from_anywhere_in_a_message():
 
 def test_one_report_of_both_suites_is_split_by_each_tests_suite():
     def test(suite, task, score, message=""):
-        return {"name": f"test_{suite}_{task}", "suite": suite, "task": task, "score": score, "max_score": 2.0,
-                "status": "passed" if score else "failed", "message": message}
+        return TestResult(id=f"{suite}::{task}::{score}", name=f"test_{suite}_{task}", suite=suite, task=task,
+                          score=score, max_score=2.0, status=Status.PASSED if score else Status.FAILED,
+                          message=message)
 
-    report = {"tests": [test("public", "scores", 0.0, "wrong\nLikely cause: no scale"), test("public", "scores", 2.0),
-                        test("hidden", "scores", 2.0), test("hidden", "sdpa", 0.0, "bad")]}
+    report = make_report([test("public", "scores", 0.0, "wrong\nLikely cause: no scale"), test("public", "scores", 2.0),
+                          test("hidden", "scores", 2.0), test("hidden", "sdpa", 0.0, "bad")], [], "public+hidden",
+                         "attention.py")
     split = mutants.split_report(report)
     assert set(split) == {"public", "hidden"}
     assert split["public"]["scores"]["lost"] == 2.0 and split["public"]["scores"]["points"] == 4.0
