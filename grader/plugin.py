@@ -9,7 +9,9 @@ collected test and each result is written as one signed JSON line).
 import os
 import sys
 import time
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +21,7 @@ from grader.sandbox.proxy import RaisedInSubmission, Submission, SubmissionError
 from grader.signing import Reporter
 from grader.tasks import BY_ID
 
-_STATE = {}
+_STATE: dict[str, Any] = {}
 
 
 def resolve_impl(impl):
@@ -120,7 +122,7 @@ def _watch_submission(request):
 def explain(error: BaseException) -> str:
     """The message a student reads for an exception raised while a test ran."""
     if isinstance(error, RaisedInSubmission):
-        remote = error.remote
+        remote: dict[str, Any] = error.remote or {}
         if error.not_implemented:
             return remote["message"] if NOT_IMPLEMENTED_WORDS in remote["message"] else (
                 f"{NOT_IMPLEMENTED_WORDS} (NotImplementedError while {remote['doing']})"
@@ -145,7 +147,7 @@ def failed_status(error: BaseException | None, when: str) -> Status:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report = outcome.get_result()
     status = Status.PASSED
@@ -159,7 +161,7 @@ def pytest_runtest_makereport(item, call):
     item.stash.setdefault(_RESULTS, []).append((status, message))
 
 
-_RESULTS = pytest.StashKey()
+_RESULTS = pytest.StashKey[list[tuple[Status, str]]]()
 
 
 OUTPUT_LIMIT = 2000
@@ -185,7 +187,7 @@ def _printed_since(submission, offset):
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, None]:
     started = time.perf_counter()
     submission = _STATE.get("submission")
     log_offset = _log_size(submission)

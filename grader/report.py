@@ -6,7 +6,7 @@ output and every stored report is made of (`--format json`, batch's reports); fr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 

@@ -17,6 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from grader import prefork
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, suite_names
@@ -35,13 +36,13 @@ class GraderError(RuntimeError):
 class RawRun:
     impl: str
     suites: tuple
-    manifest: list = None
+    manifest: list[dict[str, Any]] | None = None
     results: dict = field(default_factory=dict)
     flags: list[Flag] = field(default_factory=list)
     log: str = ""
     elapsed: float = 0.0
     timed_out: bool = False
-    pytest_json: dict = None  # pytest-json-report's report of the run, signed like the results
+    pytest_json: dict[str, Any] | None = None  # pytest-json-report's report of the run, signed like the results
 
 
 def suite_paths(suite, tests_dir=None):

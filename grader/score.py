@@ -61,6 +61,8 @@ def _test_result(meta: dict[str, Any], result: dict[str, Any] | None, timed_out:
 
 
 def build_report(run: RawRun) -> Report:
+    if run.manifest is None:
+        raise ValueError("build_report needs the run's test list: run.manifest is None")
     tests = [_test_result(meta, run.results.get(meta["id"]), run.timed_out) for meta in run.manifest]
     flags = [Flag(flag.kind, clean(flag.text)) for flag in run.flags]
     for result in run.results.values():

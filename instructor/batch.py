@@ -117,7 +117,7 @@ def write_gradebook(reports: dict[str, Report], output: str | Path) -> None:
         writer.writerow(["student", *task_ids, *extra, "total", "max_score", "flags"])
         for student in sorted(reports):
             report = reports[student]
-            row = [student]
+            row: list[str | float] = [student]
             for task_id in task_ids + extra:
                 task = report.tasks.get(task_id)
                 row.append(task.score if task else 0.0)

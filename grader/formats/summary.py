@@ -109,7 +109,8 @@ def closing_lines(report: Report) -> list[str]:
         if hidden > 0:
             verdict += f" The hidden tests ({_points(hidden)} points) run after the deadline."
     elif suite == "hidden":
-        verdict = f"All{core} hidden tests passed {total}. The public tests hold the other {_points(CORE_POINTS - maximum)} points."
+        other = _points(CORE_POINTS - maximum)
+        verdict = f"All{core} hidden tests passed {total}. The public tests hold the other {other} points."
     else:
         verdict = f"All{core} tests passed {total}."
     if bonus_max:
