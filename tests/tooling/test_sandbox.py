@@ -241,7 +241,7 @@ for name, text in {"honest_reference": REFERENCE, "honest_stubs": STUBS, **stude
     (root / name).mkdir(parents=True)
     (root / name / "attention.py").write_text(text)
 reports = run_batch(root, suite="public", jobs=2, output=root.parent / "grades.csv", progress=False, timeout=300)
-print(json.dumps({"level": sandbox.describe(), "reports": reports}))
+print(json.dumps({"level": sandbox.describe(), "reports": {name: report.to_json() for name, report in reports.items()}}))
 """
 UID_ATTACKS = ("reads_and_signals_other_processes", "persists_into_later_runs", "reads_a_classmates_file",
                "daemon_rewrites_results")
