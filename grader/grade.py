@@ -4,7 +4,7 @@ from pathlib import Path
 
 from grader.paths import ASSIGNMENT, IMPL_NAME, find_impl
 from grader.report import Flag, FlagKind, Report, Status
-from grader.run import RawRun, collect_manifest, run_pytest, suite_paths
+from grader.run import GraderError, RawRun, collect_manifest, run_pytest, suite_paths
 from grader.score import build_report
 
 MISSING_FLAG = Flag(FlagKind.MISSING, f"no {IMPL_NAME} in the submission")
@@ -16,6 +16,8 @@ def missing_report(path: str | Path, suite: str, tests_dir: str | Path | None = 
     names, tests_dir = suite_paths(suite, tests_dir)
     run = RawRun(impl=str(path), suites=names)
     run.manifest = collect_manifest(tests_dir, names, path)
+    if run.manifest is None:
+        raise GraderError(f"pytest could not collect the {suite} suite under {tests_dir}")
     message = message or f"no {IMPL_NAME} found in {path}: submit the file named exactly {IMPL_NAME}"
     run.results = {meta["id"]: {"status": Status.ERROR.value, "message": message} for meta in run.manifest}
     run.flags.append(flag)

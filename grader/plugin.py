@@ -24,12 +24,12 @@ from grader.tasks import BY_ID
 _STATE: dict[str, Any] = {}
 
 
-def resolve_impl(impl):
+def resolve_impl(impl: str | Path | None) -> Path:
     path = Path(impl or ASSIGNMENT).absolute()
     return find_impl(path) or path
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--impl",
         default=os.environ.get(Env.IMPL),
@@ -37,7 +37,7 @@ def pytest_addoption(parser):
     )
 
 
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "points(n): points this test is worth")
     config.addinivalue_line("markers", "task(id): the graded task this test belongs to")
     if Env.REPORT_FD in os.environ:
@@ -56,7 +56,7 @@ def pytest_configure(config):
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config):
+def pytest_unconfigure(config: pytest.Config) -> None:
     submission = _STATE.pop("submission", None)
     if submission is not None:
         submission.stop()
@@ -69,25 +69,27 @@ def pytest_unconfigure(config):
         reporter.stream.close()
 
 
-def test_meta(item):
+def test_meta(item: pytest.Item) -> dict[str, Any]:
     task = item.get_closest_marker("task")
     points = item.get_closest_marker("points")
-    suite = Path(str(item.fspath)).parent.name
+    path = Path(str(item.fspath))
+    suite = path.parent.name
+    function = getattr(item, "function", None)
     return {
         "id": item.nodeid,
         "name": item.name,
         "task": task.args[0] if task else None,
         "points": points.args[0] if points else 0,
         "suite": suite,
-        "doc": " ".join((item.function.__doc__ or "").split()),
-        "file": str(Path(str(item.fspath)).relative_to(REPO)) if REPO in Path(str(item.fspath)).parents else str(item.fspath),
-        "line": item.location[1] + 1,
+        "doc": " ".join(((function.__doc__ if function else None) or "").split()),
+        "file": str(path.relative_to(REPO)) if REPO in path.parents else str(path),
+        "line": (item.location[1] or 0) + 1,
     }
 
 
 
 
-def pytest_collection_modifyitems(session, config, items):
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     graded = [meta for meta in map(test_meta, items) if meta["suite"] in SUITES]
     for meta in graded:
         if meta["task"] not in BY_ID:
@@ -100,7 +102,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 @pytest.fixture(scope="session")
-def submission():
+def submission() -> Submission:
     """The student's attention.py, running in a worker process (see grader.sandbox.proxy)."""
     if "submission" not in _STATE:
         impl = _STATE["impl"]
@@ -215,7 +217,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 # -- pytest-json-report: its per-test records, with our task and points as metadata, travel signed ---
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_json_runtest_metadata(item, call):
+def pytest_json_runtest_metadata(item: pytest.Item, call: pytest.CallInfo[None]) -> dict[str, Any]:
     if call.when != "call":
         return {}
     meta = test_meta(item)
@@ -223,7 +225,7 @@ def pytest_json_runtest_metadata(item, call):
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_json_modifyreport(json_report):
+def pytest_json_modifyreport(json_report: dict[str, Any]) -> None:
     reporter = _STATE.get("reporter")
     if reporter is not None:
         reporter.send({"kind": "pytest-json", "report": json_report})

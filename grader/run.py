@@ -45,13 +45,13 @@ class RawRun:
     pytest_json: dict[str, Any] | None = None  # pytest-json-report's report of the run, signed like the results
 
 
-def suite_paths(suite, tests_dir=None):
+def suite_paths(suite: str, tests_dir: str | Path | None = None) -> tuple[tuple[str, ...], Path]:
     tests_dir = Path(tests_dir or TESTS)
     names = suite_names(suite)
     return tuple(name for name in names if (tests_dir / name).is_dir()), tests_dir
 
 
-def fingerprint(tests_dir):
+def fingerprint(tests_dir: str | Path) -> str:
     """Hash of every grading file, to notice a submission that edits them while it runs."""
     digest = hashlib.sha256()
     for root in (Path(tests_dir), GRADER):
@@ -99,7 +99,7 @@ def _end_worker(worker):
         worker.wait()
 
 
-def collect(run, process, report_fd, key, deadline):
+def collect(run: RawRun, process: Any, report_fd: int, key: bytes, deadline: float) -> None:
     """Read signed lines until the child closes the pipe or the deadline passes."""
     buffer = b""
     unsigned = 0
@@ -177,7 +177,8 @@ def warm_servers(hide: list) -> contextlib.ExitStack:
     return stack
 
 
-def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=True):
+def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
+               tests_dir: str | Path | None = None, prespawn: bool = True) -> RawRun:
     """Run one suite (public, hidden or all) on the attention.py at impl; return a RawRun.
 
     prespawn: start the worker here, so that it imports torch while pytest starts (a second faster).
@@ -195,7 +196,7 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
     worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
     worker = None
     worker_env = {Env.WORKER_LOG: worker_log.name}
-    worker_fds = ()
+    worker_fds: tuple[int, ...] = ()
     if prespawn:
         worker, worker_sock = spawn_worker(impl, worker_log, new_session=True, public_only=names == ("public",))
         worker_env.update({Env.WORKER_FD: str(worker_sock.fileno()), Env.WORKER_PID: str(worker.pid)})
@@ -231,7 +232,7 @@ def run_pytest(impl, suite="public", timeout=600.0, tests_dir=None, prespawn=Tru
     return run
 
 
-def collect_manifest(tests_dir, names, impl):
+def collect_manifest(tests_dir: Path, names: tuple[str, ...], impl: str | Path) -> list[dict[str, Any]] | None:
     """The suite's tests and points from a collect-only run that starts no worker."""
     process, report_read, key = _start_pytest(tests_dir, names, impl, ["--collect-only"],
                                               env={Env.COLLECT_ONLY: "1"})

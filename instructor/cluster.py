@@ -17,8 +17,10 @@ a local batch, sandbox included. Only the client writes the gradebook and the re
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader.paths import Env
 from grader.report import Report
@@ -60,7 +62,7 @@ def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) ->
     return job.student, report, fingerprint(tests_dir) != before
 
 
-_HOST = {}
+_HOST: dict[str, Any] = {}
 
 
 def _tasks_folder() -> str:
@@ -83,7 +85,7 @@ def local_workers(cluster: str) -> int:
 
 
 @contextlib.contextmanager
-def connect(scheduler: str | None, cluster: str | None):
+def connect(scheduler: str | None, cluster: str | None) -> Iterator[Any]:
     """A dask.distributed Client on the scheduler at ADDRESS, or on a new LocalCluster("local:N"),
     closed (with the LocalCluster) on exit."""
     import dask
@@ -100,8 +102,8 @@ def connect(scheduler: str | None, cluster: str | None):
                 yield client
 
 
-def grade_on_cluster(jobs: list, suite: str, timeout: float, client, on_result, no_sandbox=False,
-                     task=grade_job) -> None:
+def grade_on_cluster(jobs: list[Job], suite: str, timeout: float, client: Any, on_result: Callable[..., None],
+                     no_sandbox: bool = False, task: Callable[..., Any] = grade_job) -> None:
     """Submit every job, then hand each (student, report) to on_result as it completes."""
     from distributed import KilledWorker, as_completed
 
