@@ -17,7 +17,8 @@ import pytest
 
 from grader.paths import ASSIGNMENT, REPO, SUITES, Env, find_impl
 from grader.report import NOT_IMPLEMENTED_WORDS, Status
-from grader.sandbox.proxy import RaisedInSubmission, Submission, SubmissionError
+from grader.sandbox.errors import RaisedInSubmission, SubmissionError
+from grader.sandbox.proxy import Submission
 from grader.signing import Reporter
 from grader.tasks import BY_ID
 

@@ -8,7 +8,6 @@ Student code never runs in this process. A crashed or hung worker fails the call
 restarted for the next one.
 """
 
-import builtins
 import os
 import signal
 import tempfile
@@ -22,68 +21,19 @@ import torch
 
 from grader.paths import Env
 from grader.sandbox import wire
+from grader.sandbox.errors import (
+    FromScratchViolation,
+    MissingName,
+    RaisedInSubmission,
+    RefusedInSubmission,
+    SubmissionCrashed,
+    SubmissionError,
+    SubmissionImportError,
+    SubmissionTimeout,
+    local_exception_class,
+)
 from grader.sandbox.isolation import read_tail
 from grader.sandbox.spawn import spawn_worker
-
-
-class SubmissionError(Exception):
-    """Base of every error that comes from the student's code or its process."""
-
-    status = "failed"
-
-
-class SubmissionImportError(SubmissionError):
-    status = "error"
-
-
-class SubmissionCrashed(SubmissionError):
-    status = "error"
-
-
-class SubmissionTimeout(SubmissionError):
-    status = "timeout"
-
-
-class FromScratchViolation(SubmissionError):
-    """The student's code called torch's own attention."""
-
-
-class RefusedInSubmission(SubmissionError):
-    """The student's code did something the worker refuses (threads, processes, numpy, ctypes)."""
-
-
-class MissingName(SubmissionError):
-    """The submission does not define a function or class the tests need."""
-
-
-class RaisedInSubmission(SubmissionError):
-    """Mixed into a local copy of the exception the student's code raised."""
-
-    remote: dict[str, Any] | None = None
-
-    @property
-    def not_implemented(self) -> bool:
-        return self.remote is not None and "NotImplementedError" in self.remote["bases"]
-
-
-_BUILTIN_EXCEPTIONS = {
-    name: value
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, Exception)
-}
-
-
-_LOCAL_EXCEPTION_CLASSES: dict[tuple[str, tuple[type, ...]], type[RaisedInSubmission]] = {}
-
-
-def _local_exception_class(name, builtin_bases):
-    """An exception class here that mirrors a remote one: same name, same builtin bases."""
-    bases = tuple(_BUILTIN_EXCEPTIONS[base] for base in builtin_bases if base in _BUILTIN_EXCEPTIONS)
-    bases = tuple(base for base in bases if not any(issubclass(other, base) for other in bases if other is not base))
-    key = (name, bases)
-    if key not in _LOCAL_EXCEPTION_CLASSES:
-        _LOCAL_EXCEPTION_CLASSES[key] = type(name, (RaisedInSubmission, *bases), {"__module__": "submission"})
-    return _LOCAL_EXCEPTION_CLASSES[key]
 
 
 class AdoptedWorker:
@@ -163,7 +113,7 @@ class Submission:
         if self.info is None:
             self.info = self._hello()
             self.exception_classes = {
-                name: _local_exception_class(name, bases) for name, bases in self.info["exceptions"].items()
+                name: local_exception_class(name, bases) for name, bases in self.info["exceptions"].items()
             }
         if self.info["import_error"]:
             raise SubmissionImportError(describe_import_error(self.info["import_error"]))
@@ -221,7 +171,7 @@ class Submission:
             cls = self.exception_classes.get(remote["submission_classes"][0])
         else:
             cls = None
-        cls = cls or _local_exception_class(remote["type"], remote["bases"])
+        cls = cls or local_exception_class(remote["type"], remote["bases"])
         error = cls(remote["message"])
         error.remote = dict(remote, doing=doing)
         return error
@@ -292,28 +242,25 @@ def describe_import_error(error: dict[str, Any]) -> str:
     return f"{what}\n{FIX_IMPORT_FIRST}"
 
 
-def _export(value):
+def _pack(value: Any) -> Any:
     if isinstance(value, RemoteObject):
         return wire.remote_ref(value._handle)
     if isinstance(value, torch.Tensor):
         return value.detach().clone()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_export(item) for item in value)
-    if isinstance(value, dict):
-        return {key: _export(item) for key, item in value.items()}
     return value
 
 
-def _import(submission, value):
-    if wire.is_remote_ref(value):
-        return RemoteObject(submission, value["__remote__"], value.get("type", "object"))
-    if isinstance(value, list):
-        return [_import(submission, item) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_import(submission, item) for item in value)
-    if isinstance(value, dict):
-        return {key: _import(submission, item) for key, item in value.items()}
-    return value
+def _export(value: Any) -> Any:
+    return wire.walk(value, _pack)
+
+
+def _import(submission: "Submission", value: Any) -> Any:
+    def unpack(item: Any) -> Any:
+        if wire.is_remote_ref(item):
+            return RemoteObject(submission, item["__remote__"], item.get("type", "object"))
+        return item
+
+    return wire.walk(value, unpack)
 
 
 @dataclass(frozen=True)

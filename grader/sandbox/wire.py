@@ -6,6 +6,7 @@ which cannot run code, so a worker that sends crafted bytes cannot reach into th
 """
 
 import io
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -30,8 +31,27 @@ def decode(frame: bytes) -> Any:
         raise ProtocolError(f"unreadable message from the worker: {error}") from None
 
 
-def remote_ref(handle_id: int) -> dict[str, int]:
-    return {"__remote__": handle_id}
+def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """value with its lists, tuples and str-keyed dicts rebuilt and every other item replaced by leaf(item).
+
+    The one traversal both sides use, to send (leaf packs: tensors copied, what stays behind becomes a
+    remote reference) and to receive (leaf turns remote references back into objects). A remote reference
+    and a torch.Size are leaves themselves; a tuple subclass arrives as a plain tuple.
+    """
+    if is_remote_ref(value) or isinstance(value, torch.Size):
+        return leaf(value)
+    if isinstance(value, tuple):
+        return tuple(walk(item, leaf) for item in value)
+    if isinstance(value, list):
+        return [walk(item, leaf) for item in value]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return {key: walk(item, leaf) for key, item in value.items()}
+    return leaf(value)
+
+
+def remote_ref(handle_id: int, type_name: str | None = None) -> dict[str, Any]:
+    """How an object that stays on its side travels: its handle there, and its type's name for messages."""
+    return {"__remote__": handle_id} if type_name is None else {"__remote__": handle_id, "type": type_name}
 
 
 def is_remote_ref(value: object) -> bool:

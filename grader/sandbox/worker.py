@@ -36,6 +36,12 @@ class Worker:
     # -- values crossing the wire -------------------------------------------------------------
 
     def export(self, value: Any) -> Any:
+        return wire.walk(value, self._pack)
+
+    def resolve(self, value: Any) -> Any:
+        return wire.walk(value, self._unpack)
+
+    def _pack(self, value: Any) -> Any:
         if isinstance(value, torch.Tensor):
             with torch._C.DisableTorchFunctionSubclass():
                 plain = value.detach().as_subclass(torch.Tensor)
@@ -46,24 +52,12 @@ class Worker:
             return tuple(value)
         if isinstance(value, (torch.dtype, torch.device)):
             return str(value)
-        if isinstance(value, tuple):
-            return tuple(self.export(item) for item in value)
-        if isinstance(value, list):
-            return [self.export(item) for item in value]
-        if isinstance(value, dict) and all(isinstance(key, str) for key in value):
-            return {key: self.export(item) for key, item in value.items()}
         handle_id = len(self.handles) + 1
         self.handles[handle_id] = value
-        return {"__remote__": handle_id, "type": type(value).__name__}
+        return wire.remote_ref(handle_id, type(value).__name__)
 
-    def resolve(self, value: Any) -> Any:
-        if wire.is_remote_ref(value):
-            return self.handles[value["__remote__"]]
-        if isinstance(value, (list, tuple)):
-            return type(value)(self.resolve(item) for item in value)
-        if isinstance(value, dict):
-            return {key: self.resolve(item) for key, item in value.items()}
-        return value
+    def _unpack(self, value: Any) -> Any:
+        return self.handles[value["__remote__"]] if wire.is_remote_ref(value) else value
 
     # -- requests -----------------------------------------------------------------------------
 

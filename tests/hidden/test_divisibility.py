@@ -4,8 +4,13 @@ messages, valid head counts, and DimensionMismatchError being a ValueError."""
 import pytest
 
 from tests.support import inputs
-from tests.support.divisibility import (MHA_CHECK, SPLIT_CHECK, assert_message_names, constructs,
-                                       raised_dimension_mismatch)
+from tests.support.divisibility import (
+    MHA_CHECK,
+    SPLIT_CHECK,
+    assert_message_names,
+    constructs,
+    raised_dimension_mismatch,
+)
 from tests.support.feedback import fail
 
 pytestmark = pytest.mark.task("divisibility")

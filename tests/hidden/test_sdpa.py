@@ -7,8 +7,18 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
-from tests.support.feedback import (assert_close, assert_unchanged, call, call_measured, compare_pair, expect_raises,
-                                    gradients, run_causal, run_sdpa, unpack_pair)
+from tests.support.feedback import (
+    assert_close,
+    assert_unchanged,
+    call,
+    call_measured,
+    compare_pair,
+    expect_raises,
+    gradients,
+    run_causal,
+    run_sdpa,
+    unpack_pair,
+)
 from tests.support.mistakes import as_pairs, causal_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
 
 pytestmark = pytest.mark.task("sdpa")

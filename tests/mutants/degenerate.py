@@ -12,7 +12,7 @@ when n_heads does not divide d_model may earn the divisibility points.
 
 import ast
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,13 @@ MultiHeadAttention(d_model, n_heads) and split_heads(x, n_heads), and only then.
 import pytest
 
 from tests.support import inputs
-from tests.support.divisibility import (MHA_CHECK, SPLIT_CHECK, assert_message_names, constructs,
-                                       raised_dimension_mismatch)
+from tests.support.divisibility import (
+    MHA_CHECK,
+    SPLIT_CHECK,
+    assert_message_names,
+    constructs,
+    raised_dimension_mismatch,
+)
 
 pytestmark = pytest.mark.task("divisibility")
 

@@ -6,8 +6,20 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
-from tests.support.feedback import (SDPA_OUT_DIMS, assert_close, assert_unchanged, assert_zero_where, call,
-                                    call_measured, close, compare_pair, gradients, run_causal, run_sdpa, unpack_pair)
+from tests.support.feedback import (
+    SDPA_OUT_DIMS,
+    assert_close,
+    assert_unchanged,
+    assert_zero_where,
+    call,
+    call_measured,
+    close,
+    compare_pair,
+    gradients,
+    run_causal,
+    run_sdpa,
+    unpack_pair,
+)
 from tests.support.mistakes import as_pairs, blocked_row_mistakes, causal_mistakes, float32_precision
 
 pytestmark = pytest.mark.task("sdpa")

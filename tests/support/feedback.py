@@ -156,7 +156,7 @@ def fail_raised(error, label, hint=None):
 def call(function, label, *args, hint=None, **kwargs):
     """function(*args, **kwargs) on the submission; an error its code raises fails the test (fail_raised).
     Crashes and timeouts pass through unchanged."""
-    from grader.sandbox.proxy import RaisedInSubmission
+    from grader.sandbox.errors import RaisedInSubmission
 
     try:
         return function(*args, **kwargs)
@@ -203,7 +203,7 @@ def gradients(function, label, args, wrt, cotangents, names, **kwargs):
     """function.grad(...) on the submission: the gradients of sum(result_i * cotangents[i]) with respect
     to args[i] for i in wrt (names: what each of them is called). Call it only after the forward values were checked: a result cut off from
     autograd is then the submission's doing (NumPy, .detach(), .item(), torch.tensor of numbers)."""
-    from grader.sandbox.proxy import RaisedInSubmission
+    from grader.sandbox.errors import RaisedInSubmission
 
     try:
         grads = function.grad(args=args, wrt=wrt, cotangents=cotangents, **kwargs)
@@ -246,7 +246,7 @@ def run_sdpa(submission, label, *args, hint=None, **kwargs):
 def run_causal(submission, label, q, k, v, plain_expected, hint=None, **kwargs):
     """run_sdpa(..., is_causal=True); a size error that the same call without is_causal (expected result:
     plain_expected) does not raise, and gets right, is a causal mask of the wrong shape."""
-    from grader.sandbox.proxy import RaisedInSubmission
+    from grader.sandbox.errors import RaisedInSubmission
 
     try:
         result = submission.scaled_dot_product_attention(q, k, v, is_causal=True, **kwargs)

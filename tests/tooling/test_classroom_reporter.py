@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.paths import REPO
 from grader.formats import RENDERERS
 from grader.grade import grade
+from grader.paths import REPO
 from instructor.mutants import apply, catalogue
 from tests.tooling.misbehaving import REFERENCE, STUBS, at_import
 

@@ -4,7 +4,6 @@ import pytest
 import torch
 
 from grader.paths import REPO
-
 from instructor import figures
 
 NAMES = ("attention_masks.png", "multi_head_weights.png")

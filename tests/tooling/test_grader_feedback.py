@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from grader.paths import REPO
 from grader.cli import build_parser
 from grader.formats import RENDERERS
 from grader.grade import grade
+from grader.paths import REPO
 from grader.report import Status
 from grader.run import RawRun
 from grader.score import build_report

@@ -8,10 +8,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from instructor.batch import run_batch
-from grader.paths import REPO
 from grader.formats import RENDERERS
+from grader.paths import REPO
 from grader.report import FlagKind, Status
+from instructor.batch import run_batch
 from tests.tooling.misbehaving import SUBMISSIONS
 
 SCHEMA = json.loads((REPO / "tests/schemas/gradescope-results.schema.json").read_text())

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 
 from grader.paths import REPO
+from grader.tasks import TASKS
 from instructor import gradescope
 from instructor.stubs import SOLUTION_FILE, STUB_FILE
-from grader.tasks import TASKS
 
 SCHEMA_FILE = REPO / "tests/schemas/gradescope-results.schema.json"  # Gradescope's results.json contract
 

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from instructor import cli as instructor_cli
-from instructor import mutants
 from grader.report import Status, TestResult, make_report
 from grader.tasks import TASKS
+from instructor import cli as instructor_cli
+from instructor import mutants
 from tests.mutants.bonus import BONUS
 from tests.mutants.catalogue import CATALOGUE, Mutant
 from tests.mutants.degenerate import Degenerate, StubMismatch, public_api, source

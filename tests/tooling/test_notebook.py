@@ -9,7 +9,6 @@ import pytest
 from jupytext.paired_paths import paired_paths
 
 from grader.paths import REPO
-
 from instructor import notebook
 
 FAKE_COLAB = {

@@ -9,7 +9,6 @@ from grader.formats import RENDERERS
 from grader.grade import grade
 
 
-
 @pytest.fixture(scope="module")
 def stub_report():
     from grader.paths import REPO

@@ -6,7 +6,6 @@ import subprocess
 import pytest
 
 from grader.paths import REPO
-
 from instructor import release
 from instructor.stubs import SOLUTION_FILE, solution_snippets
 

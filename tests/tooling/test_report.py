@@ -12,7 +12,7 @@ from grader.formats import RENDERERS, summary
 from grader.grade import missing_report
 from grader.report import NOT_IMPLEMENTED_WORDS, Flag, FlagKind, Report, Status, TestResult, make_report
 from grader.run import RawRun
-from grader.sandbox.proxy import RaisedInSubmission, SubmissionCrashed, SubmissionTimeout
+from grader.sandbox.errors import RaisedInSubmission, SubmissionCrashed, SubmissionTimeout
 from grader.score import build_report
 from instructor.batch import error_report
 

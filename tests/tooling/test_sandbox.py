@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from grader.paths import REPO
-
 from grader.sandbox import cgroups
 from grader.sandbox import isolation as sandbox
-from grader.sandbox.proxy import RefusedInSubmission, Submission, SubmissionError
+from grader.sandbox.errors import RefusedInSubmission, SubmissionError
+from grader.sandbox.proxy import Submission
 
 pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
 

@@ -4,7 +4,6 @@ import csv
 
 from grader.paths import REPO
 from grader.report import FlagKind
-
 from instructor import similarity
 
 REFERENCE = (REPO / "solutions" / "attention.py").read_text()

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from grader.paths import REPO
-from instructor import gradescope
-
-from grader.sandbox import isolation as sandbox
-from instructor.batch import run_batch
 from grader.grade import grade
+from grader.paths import REPO
 from grader.report import FlagKind, Status
+from grader.sandbox import isolation as sandbox
+from instructor import gradescope
+from instructor.batch import run_batch
 from tests.tooling.misbehaving import HIDING_FROM_THE_COUNTER, PERSIST_PROBES, REFERENCE, STUBS, TAMPERING
 
 pytestmark = pytest.mark.skipif(sandbox.level() == "none", reason="needs a sandbox (CI runs this as root, and at the "

@@ -10,7 +10,8 @@ import pytest
 from grader.paths import REPO
 from grader.sandbox import cgroups, zygote
 from grader.sandbox import isolation as sandbox
-from grader.sandbox.proxy import Submission, SubmissionCrashed, SubmissionTimeout
+from grader.sandbox.errors import SubmissionCrashed, SubmissionTimeout
+from grader.sandbox.proxy import Submission
 from tests.tooling.test_sandbox import PROBE
 
 pytestmark = pytest.mark.skipif(not zygote.available(), reason="needs root, namespaces and pidfds (CI has them)")
