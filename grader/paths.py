@@ -1,6 +1,5 @@
 """Every path, suite name and environment variable the grader knows, in one place."""
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -66,7 +65,3 @@ NOT_FOR_WORKER = (Env.KEY_FD, Env.REPORT_FD, Env.WORKER_FD, Env.WORKER_PID, Env.
 def scrubbed(environ: Mapping[str, str], hidden: tuple[str, ...]) -> dict[str, str]:
     """environ without the variables whose names start with any of hidden."""
     return {key: value for key, value in environ.items() if not key.startswith(hidden)}
-
-
-def env_float(name: str, default: float) -> float:
-    return float(os.environ.get(name, default))
