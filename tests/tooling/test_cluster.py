@@ -9,7 +9,7 @@ import pytest
 from grader.paths import REPO
 from grader.report import FlagKind, make_report
 from instructor.batch import run_batch
-from instructor.cluster import Job, connect, grade_on_cluster, local_workers
+from instructor.cluster import DASK_SETTINGS, Job, connect, environment, grade_on_cluster, local_workers
 
 CLASS = {
     "ada": REPO / "solutions" / "attention.py",
@@ -72,3 +72,20 @@ def test_cluster_takes_local_and_a_worker_count():
     for wrong in ("local", "local:0", "slurm:2", "local:x"):
         with pytest.raises(ValueError, match="local:N"):
             local_workers(wrong)
+
+
+def test_the_instructors_guide_gives_hand_started_clusters_the_grading_settings():
+    guide = (REPO / "docs" / "instructors.md").read_text()
+    missing = [f"export {name}={value}" for name, value in environment().items()
+               if f"export {name}={value}" not in guide]
+    assert not missing, f"docs/instructors.md lacks {missing}"
+
+
+def test_the_settings_read_back_from_their_environment_variables(monkeypatch):
+    import dask
+
+    for name, value in environment().items():
+        monkeypatch.setenv(name, value)
+    config = dask.config.collect_env()
+    for key, value in DASK_SETTINGS.items():
+        assert dask.config.get(key, config=config) == value
