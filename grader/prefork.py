@@ -12,24 +12,19 @@ never ran pytest, so nothing of one student's run reaches the next.
 """
 
 import contextlib
-import json
 import os
 import select
 import signal
 import socket
 import subprocess
 import sys
-import threading
 
+from grader import forkserver
+from grader.forkserver import Channel
 from grader.paths import REPO
 
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.prefork import serve; serve(int(sys.argv[2]))"
-REAP_EVERY_S = 1.0
 _ACTIVE: list["Prefork"] = []
-
-
-class PreforkError(RuntimeError):
-    """The prefork server is gone (the grading setup is broken, not a student)."""
 
 
 class ForkedProcess:
@@ -60,35 +55,38 @@ class ForkedProcess:
 class Prefork:
     """Starts the server; start() forks one pytest child. Safe to use from several threads."""
 
-    def __init__(self, env: dict) -> None:
-        self.lock = threading.Lock()
-        self.control, theirs = socket.socketpair()
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", BOOT, str(REPO), str(theirs.fileno())], pass_fds=[theirs.fileno()],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=REPO,
-            start_new_session=True)
-        theirs.close()
+    def __init__(self, env: dict | None, channel: Channel | None = None) -> None:
+        """env: start a server with that environment. channel: use a running server (Prefork.attached)."""
+        self.process: subprocess.Popen | None = None
+        if channel is None:
+            control, theirs = socket.socketpair()
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", BOOT, str(REPO), str(theirs.fileno())], pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=REPO,
+                start_new_session=True)
+            theirs.close()
+            channel = Channel(control)
+        self.channel = channel
+
+    @classmethod
+    def attached(cls, control: socket.socket) -> "Prefork":
+        """A client of a server another process started (its channel from Channel.attach)."""
+        return cls(None, Channel(control))
 
     def start(self, args: list, env: dict, cwd: str, fds: dict, stdout: int) -> ForkedProcess:
         """Fork a child running pytest.main(args) with env, in cwd, stdout and stderr to the fd stdout;
         fds maps environment names to file descriptors the child gets (their numbers are rewritten)."""
         names = sorted(fds)
         request = {"args": args, "env": env, "cwd": str(cwd), "names": names}
-        try:
-            with self.lock:
-                socket.send_fds(self.control, [json.dumps(request).encode()], [stdout, *(fds[n] for n in names)])
-                reply, received, _, _ = socket.recv_fds(self.control, 1024, 1)
-        except OSError as error:
-            raise PreforkError(f"the prefork server is gone ({error})") from None
-        if reply != b"ok" or len(received) != 1:
-            raise PreforkError(f"the prefork server did not start pytest (reply {reply[:200]!r})")
-        return ForkedProcess(received[0])
+        return ForkedProcess(self.channel.request(request, [stdout, *(fds[n] for n in names)]))
 
     def close(self) -> None:
-        self.control.close()  # the server exits when its control socket closes
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
+        """Close our channel; the server exits when its last one closes (at once, if we started it)."""
+        self.channel.close()
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
     def __enter__(self) -> "Prefork":
         _ACTIVE.append(self)
@@ -133,34 +131,13 @@ def _warm():
 
 def serve(fd: int) -> None:
     _warm()
-    control = socket.socket(fileno=fd)
-    while True:
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        if not select.select([control], [], [], REAP_EVERY_S)[0]:
-            continue
-        try:
-            message, fds, _, _ = socket.recv_fds(control, 1 << 20, 16)
-        except OSError:
-            os._exit(0)
-        if not message:
-            os._exit(0)
-        child = os.fork()
-        if child == 0:
-            _run(control, json.loads(message), fds)
-        for received in fds:
-            os.close(received)
-        pidfd = os.pidfd_open(child)
-        socket.send_fds(control, [b"ok"], [pidfd])
-        os.close(pidfd)
+    forkserver.serve(socket.socket(fileno=fd), _run, max_fds=16)
 
 
-def _run(control, request, fds):
+def _run(request, fds):
     """The forked child: become what `python -m pytest ARGS` started by grader.run would be. Never returns."""
     code = 70
     try:
-        control.close()
         os.setsid()
         stdout, *passed = fds
         os.dup2(stdout, 1)

@@ -166,14 +166,23 @@ def _forked_pytest(command, env, stdout):
 FD_VARIABLES = (Env.KEY_FD, Env.REPORT_FD, Env.WORKER_FD)
 
 
-def warm_servers(hide: list) -> contextlib.ExitStack:
+def start_servers(hide: list) -> list[zygote.Zygote | prefork.Prefork]:
     """Where this machine allows: the zygote the students' workers are forked from (grader.sandbox.zygote, hiding
-    the folders in hide) and the server their pytest children are forked from (grader.prefork)."""
-    stack = contextlib.ExitStack()
+    the folders in hide) and the server their pytest children are forked from (grader.prefork). Each is
+    used once entered (with ...)."""
+    servers: list[zygote.Zygote | prefork.Prefork] = []
     if zygote.available():
-        stack.enter_context(zygote.Zygote(hide=hide))
+        servers.append(zygote.Zygote(hide=hide))
     if prefork.available():
-        stack.enter_context(prefork.Prefork(env=_child_env({})))
+        servers.append(prefork.Prefork(env=_child_env({})))
+    return servers
+
+
+def warm_servers(hide: list) -> contextlib.ExitStack:
+    """start_servers(hide), entered; they end when the stack closes."""
+    stack = contextlib.ExitStack()
+    for server in start_servers(hide):
+        stack.enter_context(server)
     return stack
 
 

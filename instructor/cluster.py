@@ -54,12 +54,13 @@ def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) ->
     Each Dask worker process runs one task at a time (threads_per_worker=1)."""
     from grader.run import fingerprint, suite_paths
     from grader.sandbox.isolation import require
+    from instructor import host
     from instructor.batch import grade_folder
 
     require("batch on a Dask worker", no_sandbox)
     _, tests_dir = suite_paths(suite)
     before = fingerprint(tests_dir)
-    with tempfile.TemporaryDirectory(prefix="grade-", dir=_tasks_folder()) as scratch:
+    with tempfile.TemporaryDirectory(prefix="grade-", dir=host.shared().tasks) as scratch:
         folder = Path(scratch) / job.student
         folder.mkdir()
         if job.source is not None:
@@ -71,21 +72,6 @@ def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) ->
             os.environ.pop(Env.SANDBOX_HIDE, None)
     report.impl = job.student  # the scratch path means nothing to the client
     return job.student, report, fingerprint(tests_dir) != before
-
-
-_HOST: dict[str, Any] = {}
-
-
-def _tasks_folder() -> str:
-    """This worker process's folder for its tasks' submissions, created on its first task with the servers
-    its grades fork from (grader.run.warm_servers; the zygote hides the folder from every worker). They end
-    when this process does (their control sockets close)."""
-    if "tasks" not in _HOST:
-        from grader.run import warm_servers
-
-        _HOST["tasks"] = tempfile.mkdtemp(prefix="grader-tasks-")
-        _HOST["servers"] = warm_servers([_HOST["tasks"]]).__enter__()
-    return _HOST["tasks"]
 
 
 def environment() -> dict[str, str]:

@@ -146,6 +146,16 @@ def require(command: str, allow_none: bool = False) -> None:
 
 # -- slots: one uid and one cgroup per running worker -----------------------------------------------
 
+def private_dir(name: str) -> Path:
+    """The folder name in the temporary directory, made if missing: refused unless it is ours alone."""
+    folder = Path(tempfile.gettempdir()) / name
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.lstat()
+    if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077 or not stat.S_ISDIR(info.st_mode):
+        raise RuntimeError(f"{folder} is not a private directory of this user")
+    return folder
+
+
 class Slot:
     """A uid no other worker uses while this one runs (an flock held by this process), and its cgroups."""
 
@@ -154,11 +164,7 @@ class Slot:
         self.cgroups: list[Path] = []
         import fcntl  # POSIX only; slots exist only where the sandbox does
 
-        lock_dir = Path(tempfile.gettempdir()) / f"grader-sandbox-{os.geteuid()}"
-        lock_dir.mkdir(mode=0o700, exist_ok=True)
-        info = lock_dir.lstat()
-        if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077 or stat.S_ISLNK(info.st_mode):
-            raise RuntimeError(f"{lock_dir} is not a private directory of this user")
+        lock_dir = private_dir(f"grader-sandbox-{os.geteuid()}")
         for slot in range(SLOTS):
             handle = open(lock_dir / f"{slot}.lock", "w")
             try:

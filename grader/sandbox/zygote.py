@@ -30,11 +30,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
+from grader import forkserver
+from grader.forkserver import Channel, ServerGone
 from grader.paths import GRADER, INSTRUCTOR, NOT_FOR_WORKER, REPO, SOLUTIONS, TESTS, scrubbed
 from grader.sandbox import cgroups
 from grader.sandbox import isolation as sandbox
@@ -44,12 +45,7 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 STUDENT_NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
 CGROUP_TYPES = ("cgroup", "cgroup2")
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.zygote import serve; serve(sys.argv[2])"
-REAP_EVERY_S = 1.0
 _ACTIVE: list["Zygote"] = []
-
-
-class ZygoteError(RuntimeError):
-    """The zygote is gone or refused a request (the grading setup is broken, not a student)."""
 
 
 # -- the client side ---------------------------------------------------------------------------------
@@ -94,11 +90,23 @@ def _pid_of(pidfd):
 class Zygote:
     """Starts the zygote; spawn() asks it for one student's worker. Safe to use from several threads."""
 
-    def __init__(self, hide: Iterable[str | Path] = ()) -> None:
-        self.lock = threading.Lock()
+    def __init__(self, hide: Iterable[str | Path] = (), channel: Channel | None = None) -> None:
+        """hide: start a zygote that covers these folders too. channel: use a running one (Zygote.attached)."""
+        self.process: subprocess.Popen | None = None
+        self.scratch: str | None = None
+        if channel is None:
+            channel = self._start(hide)
+        self.channel = channel
+
+    @classmethod
+    def attached(cls, control: socket.socket) -> "Zygote":
+        """A client of a zygote another process started (its channel from Channel.attach)."""
+        return cls(channel=Channel(control))
+
+    def _start(self, hide: Iterable[str | Path]) -> Channel:
         self.scratch = tempfile.mkdtemp(prefix="grader-zygote-")
         os.chmod(self.scratch, 0o755)
-        self.control, theirs = socket.socketpair()
+        control, theirs = socket.socketpair()
         config = {"fd": theirs.fileno(), "scratch": self.scratch, "hide": hidden_paths(hide, self.scratch),
                   "expose": sorted({str(REPO.resolve()), os.path.realpath(sys.prefix),
                                     os.path.realpath(sys.base_prefix), self.scratch})}
@@ -110,6 +118,7 @@ class Zygote:
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                                         cwd=self.scratch, start_new_session=True)
         theirs.close()
+        return Channel(control)
 
     def spawn(self, impl_file: str | Path, log: IO[bytes],
               new_session: bool = False) -> tuple[ZygoteWorker, socket.socket]:
@@ -121,27 +130,26 @@ class Zygote:
         request = {"uid": slot.uid, "cgroups": [str(path) for path in slot.cgroups],
                    "limits": dataclasses.asdict(sandbox.LIMITS)}
         try:
-            with self.lock:
-                socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno(), source, log.fileno()])
-                reply, fds, _, _ = socket.recv_fds(self.control, 1024, 1)
-        except OSError as error:
+            pidfd = self.channel.request(request, [theirs.fileno(), source, log.fileno()])
+        except ServerGone:
             slot.release()
-            raise ZygoteError(f"the zygote is gone ({error})") from None
+            ours.close()
+            raise
         finally:
             os.close(source)
             theirs.close()
-        if reply != b"ok" or len(fds) != 1:
-            slot.release()
-            ours.close()
-            raise ZygoteError(f"the zygote did not start a worker (reply {reply[:200]!r})")
-        return ZygoteWorker(fds[0], slot), ours
+        return ZygoteWorker(pidfd, slot), ours
 
     def close(self) -> None:
-        self.control.close()  # the zygote exits when its control socket closes; its namespace dies with it
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        """Close our channel; the zygote exits when its last one closes (its namespace dies with it), at once
+        if we started it."""
+        self.channel.close()
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> "Zygote":
         _ACTIVE.append(self)
@@ -218,47 +226,23 @@ def _warm():
 
 
 def serve(config_text: str) -> None:
-    """The zygote's loop: one fork per request, until the client closes the control socket."""
+    """The zygote's loop: one fork per request, until its last channel closes."""
     config = json.loads(config_text)
     _build_view(config)
     sandbox.make_undumpable()
     sys.dont_write_bytecode = True
     _warm()
-    control = socket.socket(fileno=config["fd"])
-    while True:
-        _reap()
-        if not select.select([control], [], [], REAP_EVERY_S)[0]:
-            continue
-        try:
-            message, fds, _, _ = socket.recv_fds(control, 65536, 3)
-        except OSError:
-            os._exit(0)
-        if not message:
-            os._exit(0)  # PID 1 of the namespace: every child and worker ends with it
-        child = os.fork()
-        if child == 0:
-            _child(control, json.loads(message), fds, config["scratch"])
-        for fd in fds:
-            os.close(fd)
-        pidfd = os.pidfd_open(child)
-        socket.send_fds(control, [b"ok"], [pidfd])
-        os.close(pidfd)
-
-
-def _reap():
-    with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
+    forkserver.serve(socket.socket(fileno=config["fd"]),
+                     lambda request, fds: _child(request, fds, config["scratch"]), max_fds=3)
 
 
 def _unshare(flags):
     sandbox._check(sandbox._libc().unshare(ctypes.c_int(flags)), "unshare")
 
 
-def _child(control, request, fds, scratch):
+def _child(request, fds, scratch):
     """One student's tree: cgroups, new namespaces, then its init. Never returns."""
     try:
-        control.close()
         worker_fd, source_fd, log_fd = fds
         sandbox.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL)
         cgroups.join(request["cgroups"])
