@@ -26,6 +26,9 @@ from grader.paths import Env
 from grader.report import Report
 
 ALLOWED_FAILURES = 1
+# Dask's ports take unauthenticated tasks: only the namespaces level keeps students off them (each student's
+# worker has a network namespace of its own; at the uid-only level it shares the host's).
+DASK_LEVELS = ("namespaces",)
 # Dask settings for grading: a task that dies is retried once (ALLOWED_FAILURES), and the workers stop what
 # only a dashboard would use. Dask's defaults sample every worker thread's stack every 10 ms and wake each
 # process every 20 ms: 0.14 CPU-s per second on an idle 2-worker cluster here, 0.03 with these.
@@ -54,24 +57,35 @@ def grade_job(job: Job, suite: str, timeout: float, no_sandbox: bool = False) ->
     Each Dask worker process runs one task at a time (threads_per_worker=1)."""
     from grader.run import fingerprint, suite_paths
     from grader.sandbox.isolation import require
+
+    require("batch on a Dask worker", no_sandbox, levels=DASK_LEVELS)
+    _, tests_dir = suite_paths(suite)
+    before = fingerprint(tests_dir)
+    report = _grade(job, suite, timeout)
+    report.impl = job.student  # the scratch path means nothing to the client
+    return job.student, report, fingerprint(tests_dir) != before
+
+
+def _grade(job: Job, suite: str, timeout: float) -> Report:
+    """The student's grade with this host's servers; graded once more with new ones if they died meanwhile
+    (not the student's doing: a server ends only with its last channel, or by a fault of the host)."""
     from instructor import host
     from instructor.batch import grade_folder
 
-    require("batch on a Dask worker", no_sandbox)
-    _, tests_dir = suite_paths(suite)
-    before = fingerprint(tests_dir)
-    with tempfile.TemporaryDirectory(prefix="grade-", dir=host.shared().tasks) as scratch:
-        folder = Path(scratch) / job.student
-        folder.mkdir()
-        if job.source is not None:
-            (folder / "attention.py").write_bytes(job.source)
-        os.environ[Env.SANDBOX_HIDE] = scratch
-        try:
-            report = grade_folder(folder, suite, timeout)
-        finally:
-            os.environ.pop(Env.SANDBOX_HIDE, None)
-    report.impl = job.student  # the scratch path means nothing to the client
-    return job.student, report, fingerprint(tests_dir) != before
+    for _ in range(2):
+        with tempfile.TemporaryDirectory(prefix="grade-", dir=host.shared().tasks) as scratch:
+            folder = Path(scratch) / job.student
+            folder.mkdir()
+            if job.source is not None:
+                (folder / "attention.py").write_bytes(job.source)
+            os.environ[Env.SANDBOX_HIDE] = scratch
+            try:
+                report = grade_folder(folder, suite, timeout)
+            finally:
+                os.environ.pop(Env.SANDBOX_HIDE, None)
+        if not host.forget_if_broken():
+            break
+    return report
 
 
 def environment() -> dict[str, str]:

@@ -1,15 +1,16 @@
 """One zygote and one prefork server per host, shared by every Dask worker process grading there.
 
 A warm pair costs about 5 CPU-seconds to start (each imports torch); a host with N worker processes would pay
-that N times. The first worker process on a host starts the pair and answers on an abstract Unix socket named
-after this checkout's interpreter and folder; each later one attaches through it and gets channels of its own
-(grader.forkserver), so the servers outlive the process that started them and end when the last one using
-them does. Whoever cannot attach (the starter is busy dying, the name is held by someone else) starts a pair
-of its own, as before.
+that N times. The first worker process starts the pair and answers on an abstract Unix socket named after its
+uid, interpreter, checkout and parent (the process whose nannies started the workers: a LocalCluster's client,
+one `dask worker --nworkers N`, so one Slurm job); each later sibling attaches through it and gets channels of
+its own (grader.forkserver), so the servers outlive the process that started them and end when the last one
+using them does. A process that cannot attach (nobody answers in time, or not as our uid) starts a pair of its
+own; one whose servers died forgets them and attaches or starts anew (grade_job then grades that student again).
 
-Only a process of our own uid is answered or believed (SO_PEERCRED, both ways). A student's worker cannot
-reach the name: at the namespace levels it runs in a network namespace of its own, where the name does not
-exist, and at the uid-only level it is another uid.
+Only a process of our own uid is answered or believed (SO_PEERCRED, both ways). Dask on this grader needs the
+namespaces level (instructor.cluster), where every student's worker has a network namespace of its own, in which
+neither this name nor Dask's ports exist.
 """
 
 import contextlib
@@ -29,9 +30,14 @@ from grader.run import start_servers
 from grader.sandbox.isolation import private_dir
 from grader.sandbox.zygote import Zygote
 
+CONNECT_TIMEOUT_S = 5.0
 ATTACH_TIMEOUT_S = 120.0  # the starter's servers may still be importing torch
 BIND_ATTEMPTS = 40
 RETRY_S = 0.05
+
+
+class Unusable(Exception):
+    """Someone holds the name but gives us no servers: start our own."""
 
 
 @dataclass
@@ -39,6 +45,10 @@ class HostServers:
     tasks: str  # the folder for the submissions of this host's tasks; the zygote hides it
     servers: list[Zygote | Prefork] = field(default_factory=list)
     started_here: bool = False
+    listener: socket.socket | None = None  # the starter's: answers the siblings
+
+    def broken(self) -> bool:
+        return any(server.channel.gone for server in self.servers)
 
 
 _SHARED: list[HostServers] = []
@@ -51,14 +61,28 @@ def shared() -> HostServers:
         if not _SHARED:
             host = _attach_or_start()
             for server in host.servers:
-                server.__enter__()  # this process grades with them until it ends
+                server.__enter__()  # this process grades with them until it ends, or they break
             _SHARED.append(host)
         return _SHARED[0]
 
 
+def forget_if_broken() -> bool:
+    """If a server of ours died, let go of them all (the next shared() attaches or starts anew); whether it did."""
+    with _LOCK:
+        if not _SHARED or not _SHARED[0].broken():
+            return False
+        host = _SHARED.pop()
+        if host.listener is not None:
+            host.listener.close()
+        for server in host.servers:
+            server.__exit__(None, None, None)
+        return True
+
+
 def _digest() -> str:
-    """One per user, interpreter and checkout."""
-    return hashlib.sha256(f"{os.geteuid()}\0{sys.executable}\0{REPO.resolve()}".encode()).hexdigest()[:24]
+    """One per user, interpreter, checkout and parent process."""
+    scope = f"{os.geteuid()}\0{sys.executable}\0{REPO.resolve()}\0{os.getppid()}"
+    return hashlib.sha256(scope.encode()).hexdigest()[:24]
 
 
 def socket_name() -> bytes:
@@ -68,12 +92,20 @@ def socket_name() -> bytes:
 
 def _attach_or_start() -> HostServers:
     for _ in range(BIND_ATTEMPTS):
-        attached = _attach()
+        try:
+            attached = _attach()
+        except Unusable:
+            break
         if attached is not None:
             return attached
         listener = _bind()
         if listener is not None:
-            host = _start()
+            try:
+                host = _start()
+            except BaseException:
+                listener.close()
+                raise
+            host.listener = listener
             threading.Thread(target=_answer, args=(listener, host), name="grader-host", daemon=True).start()
             return host
         time.sleep(RETRY_S)  # another process holds the name and is about to listen, or just let it go
@@ -99,27 +131,38 @@ def _bind() -> socket.socket | None:
 
 
 def _attach() -> HostServers | None:
-    """The servers of the process that holds the name, or None if none answers as our own uid."""
+    """The servers of the process that holds the name; None if nobody listens on it (Unusable if the holder
+    is not our uid, or does not answer)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(CONNECT_TIMEOUT_S)
         try:
             connection.connect(socket_name())
-        except OSError:
+        except (ConnectionRefusedError, FileNotFoundError):
             return None
+        except OSError as error:
+            raise Unusable(f"connecting: {error}") from None
         if peer_uid(connection) != os.geteuid():
-            return None
+            raise Unusable("the name is held by another user")
         connection.settimeout(ATTACH_TIMEOUT_S)
         try:
             message, fds, _, _ = socket.recv_fds(connection, 65536, 2)
-        except OSError:
-            return None
-    if not message:
-        for fd in fds:
-            os.close(fd)
-        return None
-    info = json.loads(message)
+        except OSError as error:
+            raise Unusable(f"no answer: {error}") from None
+    channels = [socket.socket(fileno=fd) for fd in fds]
+    try:
+        info = json.loads(message)
+        kinds = info["servers"]
+        if len(kinds) != len(channels):
+            raise ValueError(f"{len(kinds)} servers, {len(channels)} channels")
+    except (ValueError, KeyError, TypeError) as error:
+        for channel in channels:
+            channel.close()
+        raise Unusable(f"a garbled answer: {error}") from None
+    for channel in channels:
+        channel.set_inheritable(False)
     servers: list[Zygote | Prefork] = [
-        Zygote.attached(socket.socket(fileno=fd)) if kind == "zygote" else Prefork.attached(socket.socket(fileno=fd))
-        for kind, fd in zip(info["servers"], fds, strict=True)
+        Zygote.attached(channel) if kind == "zygote" else Prefork.attached(channel)
+        for kind, channel in zip(kinds, channels, strict=True)
     ]
     return HostServers(info["tasks"], servers)
 
@@ -127,7 +170,10 @@ def _attach() -> HostServers | None:
 def _answer(listener: socket.socket, host: HostServers) -> None:
     """The starter's thread: give each process of our uid that connects a channel to each server."""
     while True:
-        connection, _ = listener.accept()
+        try:
+            connection, _ = listener.accept()
+        except OSError:  # closed: our servers broke and were forgotten
+            return
         with connection, contextlib.suppress(Exception):  # a server gone or a caller gone: that caller starts its own
             if peer_uid(connection) != os.geteuid():
                 continue

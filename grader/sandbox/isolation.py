@@ -134,13 +134,14 @@ class SandboxUnavailable(RuntimeError):
     """batch and gradescope-run grade other people's code: they refuse to run it unsandboxed."""
 
 
-def require(command: str, allow_none: bool = False) -> None:
-    """Raise unless student code will run sandboxed (or the instructor said --no-sandbox)."""
-    if allow_none or level() in TRUSTED:
+def require(command: str, allow_none: bool = False, levels: tuple[str, ...] = TRUSTED) -> None:
+    """Raise unless student code will run sandboxed at one of levels (or the instructor said --no-sandbox)."""
+    if allow_none or level() in levels:
         return
     raise SandboxUnavailable(
         f"{command} grades other people's code, and this machine gives it only this isolation: "
-        f"{DESCRIPTIONS[level()]}. Run it as root on Linux (namespaces), or pass --no-sandbox to accept that."
+        f"{DESCRIPTIONS[level()]}; it needs {' or '.join(DESCRIPTIONS[each] for each in levels)}. "
+        "Run it as root on Linux (namespaces), or pass --no-sandbox to accept that."
     )
 
 

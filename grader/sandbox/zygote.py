@@ -11,8 +11,9 @@ Each fork (the "child") joins its student's cgroups, makes new mount, PID, netwo
 namespaces and forks the student's init (PID 1 there, root), which mounts a fresh /proc, a private tmpfs
 scratch with a copy of attention.py, and forks the worker: grader.sandbox's own uid, limits, no new
 privileges, then grader.sandbox.worker's loop. So one student's worker sees neither the zygote nor another
-student: not their processes, files, network or IPC. Killing the child (or the zygote, or its client)
-ends the init by its parent-death signal, and the kernel then ends every process of that namespace.
+student: not their processes, files, network or IPC. Killing the child (or the zygote) ends the init by its
+parent-death signal, and the kernel then ends every process of that namespace. The zygote kills the children
+of a channel that closes (its client ended), and exits when its last channel closes.
 
     with Zygote(hide=[class_folder]) as zygote:      # the client: the process that runs the grades
         worker, sock = zygote.spawn(impl_file, log)  # what grader.sandbox.spawn.spawn_worker returns

@@ -5,9 +5,10 @@ from instructor.bench_grade import (
     END,
     Case,
     Sample,
-    cluster_ratio,
+    cluster_ratios,
     marked_section,
-    runs_of,
+    median_of,
+    section,
     table,
     write_section,
 )
@@ -39,15 +40,20 @@ def test_the_table_gives_ratios_to_import_torch_and_cpu_per_student():
     assert rows[-1] == "| batch | 3.00 | 8.00 | 3.0x | 2.00 | 300 |"
 
 
-def test_the_cluster_ratio_is_the_local_clusters_wall_over_jobs_2_on_the_large_class():
-    jobs = (Case("batch --jobs 2, 40 students", (), per_student=40, large=True), Sample(wall=50.0, cpu=1, peak_mib=1))
-    dask = (Case("batch --cluster local:2, 40 students", (), per_student=40, large=True),
-            Sample(wall=55.0, cpu=1, peak_mib=1))
-    assert cluster_ratio([jobs, dask]) == 1.1
-    assert cluster_ratio([jobs]) is None
+def test_the_cluster_ratio_is_taken_per_pair_of_alternating_runs():
+    jobs = [Sample(wall=50.0, cpu=1, peak_mib=1), Sample(wall=60.0, cpu=1, peak_mib=1)]
+    dask = [Sample(wall=55.0, cpu=1, peak_mib=1), Sample(wall=63.0, cpu=1, peak_mib=1)]
+    assert [round(ratio, 3) for ratio in cluster_ratios(jobs, dask)] == [1.1, 1.05]
 
 
-def test_the_large_class_runs_once_per_three_runs_of_the_other_cases():
-    assert runs_of(Case("large", (), large=True), 3) == 1
-    assert runs_of(Case("large", (), large=True), 1) == 1
-    assert runs_of(Case("small", ()), 3) == 3
+def test_the_section_names_every_pairs_ratio_and_their_median():
+    floor = (Case("import torch", ()), Sample(wall=1.0, cpu=1.0, peak_mib=100))
+    text = "\n".join(section([floor], 3, 3, [1.1, 1.02, 1.05], 0.5, 0.6, "a cgroup"))
+    assert "1.10x, 1.02x, 1.05x; median 1.05x wall time" in text
+    assert "the large class 3 times each way, alternating" in text
+    assert "LocalCluster" not in "\n".join(section([floor], 3, 3, [], 0.5, 0.6, "a cgroup"))
+
+
+def test_a_median_sample_takes_each_figure_s_median():
+    samples = [Sample(1.0, 5.0, 10), Sample(3.0, 1.0, 30), Sample(2.0, 3.0, 20)]
+    assert median_of(samples) == Sample(2.0, 3.0, 20)

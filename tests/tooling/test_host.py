@@ -79,6 +79,16 @@ def test_the_servers_outlive_the_process_that_started_them(processes):
     assert processes().grade()["started_here"]  # the name went with its holder: the next process starts anew
 
 
+@needs_zygote
+def test_a_process_whose_servers_died_grades_the_student_again_with_new_ones(processes):
+    only = processes()
+    only.grade()
+    for pid in _servers_of(only.process.pid):
+        os.kill(pid, signal.SIGKILL)
+    graded = only.grade()
+    assert graded["started_here"] and graded["score"] == graded["max"] > 0
+
+
 @pytest.fixture
 def private_name(monkeypatch):
     name = b"\0grader-host-test-" + os.urandom(8).hex().encode()
@@ -111,7 +121,9 @@ def test_a_process_believes_no_starter_of_another_uid(private_name, monkeypatch,
     offering = threading.Thread(target=offer, daemon=True)
     offering.start()
     monkeypatch.setattr(host, "peer_uid", lambda connection: os.geteuid() + 1)
-    assert host._attach() is None
+    monkeypatch.setattr(host, "start_servers", lambda hide: [])
+    started = host._attach_or_start()  # refused at once: no retries against an impostor
+    assert started.started_here and started.servers == [] and started.listener is None
     offering.join(10)
     impostor.close()
 

@@ -216,6 +216,16 @@ def test_batch_on_dask_leaves_the_sandbox_check_to_the_hosts_that_grade(tmp_path
     assert on_cluster == [False]  # no_sandbox travels to the hosts, which call require() themselves
 
 
+@pytest.mark.parametrize("level", ["uid", "user-namespace", "none"])
+def test_a_dask_host_grades_only_where_students_get_a_network_namespace_and_an_own_uid(monkeypatch, level):
+    """At the uid-only level a student shares the host's network and could hand Dask's ports a task."""
+    from instructor.cluster import Job, grade_job
+
+    monkeypatch.setattr(sandbox, "_LEVEL", {"level": level})
+    with pytest.raises(sandbox.SandboxUnavailable, match="it needs sandbox: own uid, PID/network"):
+        grade_job(Job("ada", b""), "public", 10.0)
+
+
 def test_an_unimportable_neighbour_proves_the_folder_is_not_on_the_path(worker, tmp_path):
     (tmp_path / "attention.py").write_text("import neighbour\n")
     (tmp_path / "neighbour.py").write_text("X = 1\n")

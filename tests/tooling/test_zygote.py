@@ -3,6 +3,7 @@ worker does reaches the zygote or another student's worker."""
 
 import os
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,24 @@ def test_batch_through_the_zygote_and_the_prefork_server_grades_as_a_plain_grade
         plain = grade(tmp_path / "class" / name, "public")
         assert [(t.id, t.status, t.score) for t in reports[name].tests] == \
             [(t.id, t.status, t.score) for t in plain.tests]
+
+
+def test_a_worker_dies_with_the_channel_it_was_forked_for_and_the_zygote_serves_on(classroom, tmp_path):
+    """A Dask worker process that dies mid-grade closes its channel to the host's shared zygote: its
+    student's worker is killed even if it ignores its own socket, and the other channels are served as before."""
+    started, _ = classroom
+    other = zygote.Zygote.attached(started.channel.attach())
+    (tmp_path / "attention.py").write_text(PROBE)
+    with open(tmp_path / "worker.log", "ab") as log:
+        orphan, orphan_sock = other.spawn(tmp_path / "attention.py", log)
+    assert orphan.poll() is None
+    other.close()  # its sockets to the worker stay open: only the channel ends
+    deadline = time.monotonic() + 10
+    while orphan.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert orphan.poll() is not None, "the worker outlived the channel it was forked for"
+    orphan_sock.close()
+    orphan.wait()
+    served, served_worker = student(classroom, "after-an-orphan", PROBE)
+    assert served.identity()[0] != os.geteuid()
+    end(served, served_worker)
