@@ -79,15 +79,15 @@ def forget_if_broken() -> bool:
         return True
 
 
-def _digest() -> str:
-    """One per user, interpreter, checkout and parent process."""
-    scope = f"{os.geteuid()}\0{sys.executable}\0{REPO.resolve()}\0{os.getppid()}"
-    return hashlib.sha256(scope.encode()).hexdigest()[:24]
+def _digest(*scope: object) -> str:
+    """One per user, interpreter, checkout and the scope given."""
+    text = "\0".join(str(part) for part in (os.geteuid(), sys.executable, REPO.resolve(), *scope))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def socket_name() -> bytes:
-    """The abstract socket of this host's servers."""
-    return b"\0grader-host-" + _digest().encode()
+    """The abstract socket of the servers of this process and its siblings (the children of one parent)."""
+    return b"\0grader-host-" + _digest(os.getppid()).encode()
 
 
 def _attach_or_start() -> HostServers:
