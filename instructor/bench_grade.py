@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.paths import REPO, SOLUTION_FILE
+from grader.paths import REPO, SOLUTION_FILE, STUB_FILE
 
 OUT_MD = REPO / "docs" / "benchmarks.md"
 BEGIN = "<!-- bench-grade: begin (python -m instructor bench-grade writes this section) -->"
@@ -113,12 +113,12 @@ def submission(root, name, source):
     return folder
 
 
-def class_folder(root, students):
-    """A class of `students` copies of the reference, one folder each, as batch expects."""
-    reference = SOLUTION_FILE.read_text()
+def class_folder(root, students, source=SOLUTION_FILE):
+    """A class of `students` copies of source (the reference), one folder each, as batch expects."""
+    text = Path(source).read_text()
     folder = Path(root) / "class"
     for number in range(students):
-        submission(folder, f"student{number:02d}", reference)
+        submission(folder, f"student{number:02d}", text)
     return folder
 
 
@@ -130,6 +130,8 @@ def cases(root, students, large_class):
     klass = class_folder(root, students)
     batch = (python, "-m", "instructor", "batch", str(klass), "--suite", "all",
              "--output", str(Path(root) / "grades.csv"))
+    stubs = (python, "-m", "instructor", "batch", str(class_folder(Path(root) / "stubs", students, STUB_FILE)),
+             "--suite", "all", "--output", str(Path(root) / "stubs.csv"))
     large = (python, "-m", "instructor", "batch", str(class_folder(Path(root) / "large", large_class)),
              "--suite", "all", "--output", str(Path(root) / "large.csv"))
     return [
@@ -141,6 +143,7 @@ def cases(root, students, large_class):
         Case("full grade, hang at import", (*grade, "--suite", "all", "--impl", str(hang))),
         Case(f"batch --jobs 1, {students} students", (*batch, "--jobs", "1"), per_student=students),
         Case(f"batch --jobs 2, {students} students", (*batch, "--jobs", "2"), per_student=students),
+        Case(f"batch --jobs 2, {students} students, stubs", (*stubs, "--jobs", "2"), per_student=students),
         Case(f"batch --jobs 2, {large_class} students", (*large, "--jobs", "2"), per_student=large_class, large=True),
         Case(f"batch --cluster local:2, {large_class} students", (*large, "--cluster", "local:2"),
              per_student=large_class, large=True),
