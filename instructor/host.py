@@ -151,9 +151,9 @@ def _attach() -> HostServers | None:
     channels = [socket.socket(fileno=fd) for fd in fds]
     try:
         info = json.loads(message)
-        kinds = info["servers"]
-        if len(kinds) != len(channels):
-            raise ValueError(f"{len(kinds)} servers, {len(channels)} channels")
+        tasks, kinds = str(info["tasks"]), list(info["servers"])
+        if len(kinds) != len(channels) or not set(kinds) <= {"zygote", "prefork"}:
+            raise ValueError(f"servers {kinds} for {len(channels)} channels")
     except (ValueError, KeyError, TypeError) as error:
         for channel in channels:
             channel.close()
@@ -164,7 +164,7 @@ def _attach() -> HostServers | None:
         Zygote.attached(channel) if kind == "zygote" else Prefork.attached(channel)
         for kind, channel in zip(kinds, channels, strict=True)
     ]
-    return HostServers(info["tasks"], servers)
+    return HostServers(tasks, servers)
 
 
 def _answer(listener: socket.socket, host: HostServers) -> None:
@@ -177,8 +177,10 @@ def _answer(listener: socket.socket, host: HostServers) -> None:
         with connection, contextlib.suppress(Exception):  # a server gone or a caller gone: that caller starts its own
             if peer_uid(connection) != os.geteuid():
                 continue
-            channels = [server.channel.attach() for server in host.servers]
+            channels: list[socket.socket] = []
             try:
+                for server in host.servers:
+                    channels.append(server.channel.attach())
                 info = {"tasks": host.tasks, "servers": [_kind(server) for server in host.servers]}
                 socket.send_fds(connection, [json.dumps(info).encode()], [channel.fileno() for channel in channels])
             finally:
