@@ -13,11 +13,13 @@ import os
 import select
 import signal
 import socket
+import subprocess
 import threading
 from collections.abc import Callable
-from typing import NoReturn
+from typing import ClassVar, NoReturn, TypeVar
 
 ATTACH = {"attach": True}
+C = TypeVar("C", bound="Client")
 REAP_EVERY_S = 1.0
 
 
@@ -35,13 +37,7 @@ class Channel:
 
     def request(self, message: dict, fds: list[int]) -> int:
         """Send message with fds; the pidfd of the child the server forked for it."""
-        try:
-            with self.lock:
-                socket.send_fds(self.control, [json.dumps(message).encode()], fds)
-                reply, received, _, _ = socket.recv_fds(self.control, 1024, 1)
-        except OSError as error:
-            self.gone = True
-            raise ServerGone(f"the server is gone ({error})") from None
+        reply, received = self._exchange(message, fds)
         if reply != b"ok" or len(received) != 1:
             for fd in received:
                 os.close(fd)
@@ -53,21 +49,98 @@ class Channel:
         """A new channel to the same server, for another process."""
         ours, theirs = socket.socketpair()
         try:
-            with self.lock:
-                socket.send_fds(self.control, [json.dumps(ATTACH).encode()], [theirs.fileno()])
-                reply = self.control.recv(1024)
-        except OSError as error:
+            reply, received = self._exchange(ATTACH, [theirs.fileno()])
+        except ServerGone:
             ours.close()
-            raise ServerGone(f"the server is gone ({error})") from None
+            raise
         finally:
             theirs.close()
+        for fd in received:
+            os.close(fd)
         if reply != b"ok":
             ours.close()
             raise ServerGone(f"the server did not attach a channel (reply {reply[:200]!r})")
         return ours
 
+    def _exchange(self, message: dict, fds: list[int]) -> tuple[bytes, list[int]]:
+        try:
+            with self.lock:
+                socket.send_fds(self.control, [json.dumps(message).encode()], fds)
+                reply, received, _, _ = socket.recv_fds(self.control, 1024, 1)
+        except OSError as error:
+            self.gone = True
+            raise ServerGone(f"the server is gone ({error})") from None
+        return reply, received
+
     def close(self) -> None:
         self.control.close()
+
+
+class Client:
+    """This process's side of one fork server: one it started (`process`), or one another process started
+    and handed us a channel to (Client.attached). Entered (with ...), it is the one its kind's active() gives."""
+
+    KIND: ClassVar[str]  # what instructor.host calls it on the wire
+    _active: ClassVar[list]
+
+    def __init_subclass__(cls) -> None:
+        cls._active = []  # per kind: the servers this process grades with, the newest last
+
+    def __init__(self, channel: Channel, process: subprocess.Popen | None = None) -> None:
+        self.channel = channel
+        self.process = process
+
+    @classmethod
+    def attached(cls: type[C], control: socket.socket) -> C:
+        """A client of a server another process started (its channel from Channel.attach)."""
+        return cls(channel=Channel(control))
+
+    @classmethod
+    def current(cls: type[C]) -> C | None:
+        return cls._active[-1] if cls._active else None
+
+    def close(self) -> None:
+        """Close our channel; the server exits when its last one closes (at once, if we started it)."""
+        self.channel.close()
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def __enter__(self: C) -> C:
+        self._active.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._active.remove(self)
+        self.close()
+
+
+def launch(argv: Callable[[int], list[str]], env: dict | None,
+           cwd: str | os.PathLike) -> tuple[subprocess.Popen, Channel]:
+    """Start a server: argv(fd) is its command line, given the number of its end of the first channel."""
+    control, theirs = socket.socketpair()
+    process = subprocess.Popen(argv(theirs.fileno()), pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd,
+                               start_new_session=True)
+    theirs.close()
+    return process, Channel(control)
+
+
+class Forked:
+    """A child the server forked, seen from the client through its pidfd: not our child, so its exit status
+    is the server's. `pid` is its pid here."""
+
+    def __init__(self, pidfd: int) -> None:
+        self.pidfd: int | None = pidfd
+        with open(f"/proc/self/fdinfo/{pidfd}") as info:
+            self.pid = int(next(line for line in info if line.startswith("Pid:")).split()[1])
+
+    def poll(self) -> int | None:
+        """None while it runs; -SIGKILL once it ended."""
+        if self.pidfd is None or select.select([self.pidfd], [], [], 0)[0]:
+            return -signal.SIGKILL
+        return None
 
 
 def serve(first: socket.socket, fork_child: Callable[[dict, list[int]], NoReturn], max_fds: int) -> NoReturn:

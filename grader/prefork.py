@@ -24,23 +24,11 @@ from grader.forkserver import Channel
 from grader.paths import REPO
 
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.prefork import serve; serve(int(sys.argv[2]))"
-_ACTIVE: list["Prefork"] = []
 
 
-class ForkedProcess:
-    """A pytest child forked by the server, seen from the client through a pidfd (it is the server's child,
-    not ours). It leads its own process group, as a child started with start_new_session does."""
-
-    def __init__(self, pidfd: int) -> None:
-        self.pidfd: int | None = pidfd
-        with open(f"/proc/self/fdinfo/{pidfd}") as info:
-            self.pid = int(next(line for line in info if line.startswith("Pid:")).split()[1])
-
-    def poll(self) -> int | None:
-        """None while it runs; -SIGKILL once it ended (its exit status belongs to the server)."""
-        if self.pidfd is not None and not select.select([self.pidfd], [], [], 0)[0]:
-            return None
-        return -signal.SIGKILL
+class ForkedProcess(forkserver.Forked):
+    """A pytest child forked by the server. It leads its own process group, as a child started with
+    start_new_session does."""
 
     def wait(self, timeout: float | None = None) -> int:
         if self.pidfd is not None:
@@ -52,26 +40,18 @@ class ForkedProcess:
         return -signal.SIGKILL
 
 
-class Prefork:
+class Prefork(forkserver.Client):
     """Starts the server; start() forks one pytest child. Safe to use from several threads."""
 
-    def __init__(self, env: dict | None, channel: Channel | None = None) -> None:
-        """env: start a server with that environment. channel: use a running server (Prefork.attached)."""
-        self.process: subprocess.Popen | None = None
-        if channel is None:
-            control, theirs = socket.socketpair()
-            self.process = subprocess.Popen(
-                [sys.executable, "-c", BOOT, str(REPO), str(theirs.fileno())], pass_fds=[theirs.fileno()],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=REPO,
-                start_new_session=True)
-            theirs.close()
-            channel = Channel(control)
-        self.channel = channel
+    KIND = "prefork"
 
-    @classmethod
-    def attached(cls, control: socket.socket) -> "Prefork":
-        """A client of a server another process started (its channel from Channel.attach)."""
-        return cls(None, Channel(control))
+    def __init__(self, env: dict | None = None, channel: Channel | None = None) -> None:
+        """env: start a server with that environment. channel: use a running server (Prefork.attached)."""
+        process = None
+        if channel is None:
+            process, channel = forkserver.launch(lambda fd: [sys.executable, "-c", BOOT, str(REPO), str(fd)],
+                                                 env, REPO)
+        super().__init__(channel, process)
 
     def start(self, args: list, env: dict, cwd: str, fds: dict, stdout: int) -> ForkedProcess:
         """Fork a child running pytest.main(args) with env, in cwd, stdout and stderr to the fd stdout;
@@ -80,26 +60,10 @@ class Prefork:
         request = {"args": args, "env": env, "cwd": str(cwd), "names": names}
         return ForkedProcess(self.channel.request(request, [stdout, *(fds[n] for n in names)]))
 
-    def close(self) -> None:
-        """Close our channel; the server exits when its last one closes (at once, if we started it)."""
-        self.channel.close()
-        if self.process is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-
-    def __enter__(self) -> "Prefork":
-        _ACTIVE.append(self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        _ACTIVE.remove(self)
-        self.close()
-
 
 def active() -> Prefork | None:
     """The prefork server this process starts its pytest children from (grader.run asks), or None."""
-    return _ACTIVE[-1] if _ACTIVE else None
+    return Prefork.current()
 
 
 def available() -> bool:

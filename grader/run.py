@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import prefork
+from grader.forkserver import Client
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, suite_names
 from grader.report import CUT_SHORT_TEXT, Flag, FlagKind
 from grader.sandbox import zygote
@@ -166,11 +167,11 @@ def _forked_pytest(command, env, stdout):
 FD_VARIABLES = (Env.KEY_FD, Env.REPORT_FD, Env.WORKER_FD)
 
 
-def start_servers(hide: list) -> list[zygote.Zygote | prefork.Prefork]:
+def start_servers(hide: list) -> list[Client]:
     """Where this machine allows: the zygote the students' workers are forked from (grader.sandbox.zygote, hiding
     the folders in hide) and the server their pytest children are forked from (grader.prefork). Each is
     used once entered (with ...)."""
-    servers: list[zygote.Zygote | prefork.Prefork] = []
+    servers: list[Client] = []
     if zygote.available():
         servers.append(zygote.Zygote(hide=hide))
     if prefork.available():

@@ -24,6 +24,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from grader.forkserver import Client
 from grader.paths import REPO
 from grader.prefork import Prefork
 from grader.run import start_servers
@@ -34,6 +35,7 @@ CONNECT_TIMEOUT_S = 5.0
 ATTACH_TIMEOUT_S = 120.0  # the starter's servers may still be importing torch
 BIND_ATTEMPTS = 40
 RETRY_S = 0.05
+KINDS: dict[str, type[Client]] = {kind.KIND: kind for kind in (Zygote, Prefork)}
 
 
 class Unusable(Exception):
@@ -43,7 +45,7 @@ class Unusable(Exception):
 @dataclass
 class HostServers:
     tasks: str  # the folder for the submissions of this host's tasks; the zygote hides it
-    servers: list[Zygote | Prefork] = field(default_factory=list)
+    servers: list[Client] = field(default_factory=list)
     started_here: bool = False
     listener: socket.socket | None = None  # the starter's: answers the siblings
 
@@ -152,7 +154,7 @@ def _attach() -> HostServers | None:
     try:
         info = json.loads(message)
         tasks, kinds = str(info["tasks"]), list(info["servers"])
-        if len(kinds) != len(channels) or not set(kinds) <= {"zygote", "prefork"}:
+        if len(kinds) != len(channels) or not set(kinds) <= set(KINDS):
             raise ValueError(f"servers {kinds} for {len(channels)} channels")
     except (ValueError, KeyError, TypeError) as error:
         for channel in channels:
@@ -160,10 +162,7 @@ def _attach() -> HostServers | None:
         raise Unusable(f"a garbled answer: {error}") from None
     for channel in channels:
         channel.set_inheritable(False)
-    servers: list[Zygote | Prefork] = [
-        Zygote.attached(channel) if kind == "zygote" else Prefork.attached(channel)
-        for kind, channel in zip(kinds, channels, strict=True)
-    ]
+    servers = [KINDS[kind].attached(channel) for kind, channel in zip(kinds, channels, strict=True)]
     return HostServers(tasks, servers)
 
 
@@ -181,15 +180,11 @@ def _answer(listener: socket.socket, host: HostServers) -> None:
             try:
                 for server in host.servers:
                     channels.append(server.channel.attach())
-                info = {"tasks": host.tasks, "servers": [_kind(server) for server in host.servers]}
+                info = {"tasks": host.tasks, "servers": [server.KIND for server in host.servers]}
                 socket.send_fds(connection, [json.dumps(info).encode()], [channel.fileno() for channel in channels])
             finally:
                 for channel in channels:
                     channel.close()
-
-
-def _kind(server: Zygote | Prefork) -> str:
-    return "zygote" if isinstance(server, Zygote) else "prefork"
 
 
 def peer_uid(connection: socket.socket) -> int:

@@ -46,25 +46,17 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 STUDENT_NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
 CGROUP_TYPES = ("cgroup", "cgroup2")
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.zygote import serve; serve(sys.argv[2])"
-_ACTIVE: list["Zygote"] = []
 
 
 # -- the client side ---------------------------------------------------------------------------------
 
-class ZygoteWorker:
-    """A worker forked by the zygote, seen from the client: not our child, so it is reached by a pidfd
-    (the zygote's child that is its ancestor). `pid` is that child's pid here."""
+class ZygoteWorker(forkserver.Forked):
+    """A worker forked by the zygote, reached through the pidfd of the zygote's child that is its ancestor
+    (`pid` is that child's pid here)."""
 
     def __init__(self, pidfd: int, slot: sandbox.Slot) -> None:
-        self.pidfd: int | None = pidfd
+        super().__init__(pidfd)
         self.slot: sandbox.Slot | None = slot
-        self.pid = _pid_of(pidfd)
-
-    def poll(self) -> int | None:
-        """None while it runs; -SIGKILL once it ended (its exit status belongs to the zygote)."""
-        if self.pidfd is None or select.select([self.pidfd], [], [], 0)[0]:
-            return -signal.SIGKILL
-        return None
 
     def kill(self) -> None:
         if self.pidfd is not None:
@@ -83,43 +75,34 @@ class ZygoteWorker:
         return -signal.SIGKILL
 
 
-def _pid_of(pidfd):
-    with open(f"/proc/self/fdinfo/{pidfd}") as info:
-        return int(next(line for line in info if line.startswith("Pid:")).split()[1])
-
-
-class Zygote:
+class Zygote(forkserver.Client):
     """Starts the zygote; spawn() asks it for one student's worker. Safe to use from several threads."""
+
+    KIND = "zygote"
 
     def __init__(self, hide: Iterable[str | Path] = (), channel: Channel | None = None) -> None:
         """hide: start a zygote that covers these folders too. channel: use a running one (Zygote.attached)."""
-        self.process: subprocess.Popen | None = None
         self.scratch: str | None = None
+        process = None
         if channel is None:
-            channel = self._start(hide)
-        self.channel = channel
+            process, channel = self._start(hide)
+        super().__init__(channel, process)
 
-    @classmethod
-    def attached(cls, control: socket.socket) -> "Zygote":
-        """A client of a zygote another process started (its channel from Channel.attach)."""
-        return cls(channel=Channel(control))
-
-    def _start(self, hide: Iterable[str | Path]) -> Channel:
+    def _start(self, hide: Iterable[str | Path]) -> tuple[subprocess.Popen, Channel]:
         self.scratch = tempfile.mkdtemp(prefix="grader-zygote-")
         os.chmod(self.scratch, 0o755)
-        control, theirs = socket.socketpair()
-        config = {"fd": theirs.fileno(), "scratch": self.scratch, "hide": hidden_paths(hide, self.scratch),
-                  "expose": sorted({str(REPO.resolve()), os.path.realpath(sys.prefix),
-                                    os.path.realpath(sys.base_prefix), self.scratch})}
+        scratch = self.scratch
         env = scrubbed(os.environ, NOT_FOR_WORKER)
         env.update(PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
-        argv = [sandbox.unshare_path(), *sandbox.NAMESPACE_FLAGS, sys.executable, "-I", "-u", "-c", BOOT,
-                str(REPO), json.dumps(config)]
-        self.process = subprocess.Popen(argv, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                                        cwd=self.scratch, start_new_session=True)
-        theirs.close()
-        return Channel(control)
+
+        def argv(fd: int) -> list[str]:
+            config = {"fd": fd, "scratch": scratch, "hide": hidden_paths(hide, scratch),
+                      "expose": sorted({str(REPO.resolve()), os.path.realpath(sys.prefix),
+                                        os.path.realpath(sys.base_prefix), scratch})}
+            return [sandbox.unshare_path(), *sandbox.NAMESPACE_FLAGS, sys.executable, "-I", "-u", "-c", BOOT,
+                    str(REPO), json.dumps(config)]
+
+        return forkserver.launch(argv, env, scratch)
 
     def spawn(self, impl_file: str | Path, log: IO[bytes],
               new_session: bool = False) -> tuple[ZygoteWorker, socket.socket]:
@@ -142,28 +125,15 @@ class Zygote:
         return ZygoteWorker(pidfd, slot), ours
 
     def close(self) -> None:
-        """Close our channel; the zygote exits when its last one closes (its namespace dies with it), at once
-        if we started it."""
-        self.channel.close()
-        if self.process is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        """As forkserver.Client.close; the zygote's namespace dies with it. Then our scratch folder goes."""
+        super().close()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
-
-    def __enter__(self) -> "Zygote":
-        _ACTIVE.append(self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        _ACTIVE.remove(self)
-        self.close()
 
 
 def active() -> Zygote | None:
     """The zygote this process grades with (grader.sandbox.spawn asks), or None."""
-    return _ACTIVE[-1] if _ACTIVE else None
+    return Zygote.current()
 
 
 def available() -> bool:
