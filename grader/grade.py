@@ -5,8 +5,10 @@ from pathlib import Path
 from grader.paths import ASSIGNMENT, IMPL_NAME, find_impl
 from grader.report import Flag, FlagKind, Report, Status
 from grader.run import GraderError, RawRun, collect_manifest, run_pytest, suite_paths
+from grader.sandbox.policy import Limits
 from grader.score import build_report
 
+MAX_IMPL_BYTES = 2_000_000  # larger files would not fit the worker's scratch, and no solution is near it
 MISSING_FLAG = Flag(FlagKind.MISSING, f"no {IMPL_NAME} in the submission")
 
 
@@ -37,8 +39,10 @@ def outside_reason(path: str | Path, impl: str | Path) -> str | None:
 
 
 def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float = 600.0,
-          tests_dir: str | Path | None = None, prespawn: bool = True) -> Report:
-    """The report of path's attention.py on suite, or a report of every test failed if there is none to grade."""
+          tests_dir: str | Path | None = None, prespawn: bool = True, limits: Limits | None = None,
+          hide: tuple[str, ...] = ()) -> Report:
+    """The report of path's attention.py on suite, or a report of every test failed if there is none to grade.
+    Raises GraderError when the grader itself cannot grade (its sandbox does not start): never the student's."""
     impl = find_impl(path)
     if impl is None:
         return missing_report(path, suite, tests_dir)
@@ -46,4 +50,10 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
     if reason:
         message = f"{reason}: submit {IMPL_NAME} itself, not a link to another file"
         return missing_report(path, suite, tests_dir, message, Flag(FlagKind.REFUSED, reason))
-    return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, prespawn=prespawn))
+    size = impl.stat().st_size
+    if size > MAX_IMPL_BYTES:
+        message = (f"{IMPL_NAME} is {size / 1e6:.1f} MB; a solution is a few kB and at most "
+                   f"{MAX_IMPL_BYTES / 1e6:g} MB is graded: remove what the lab does not need")
+        return missing_report(path, suite, tests_dir, message, Flag(FlagKind.REFUSED, f"{IMPL_NAME} is too large"))
+    return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, prespawn=prespawn,
+                                   limits=limits, hide=hide))

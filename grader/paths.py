@@ -45,13 +45,13 @@ class Env:
     WORKER_FD = "GRADER_WORKER_FD"  # grader -> pytest child: a worker started before pytest
     WORKER_PID = "GRADER_WORKER_PID"
     WORKER_LOG = "GRADER_WORKER_LOG"  # where the worker's stdout and stderr go
-    WORKER_WARM = "GRADER_WORKER_WARM"  # "public": the worker skips warming what only the hidden suite uses
+    LIMITS = "GRADER_LIMITS"  # grader -> pytest child: the Limits of the run, as JSON
     COLLECT_ONLY = "GRADER_COLLECT_ONLY"  # list the tests, start no worker
     CALL_TIMEOUT = "GRADER_CALL_TIMEOUT"  # seconds per call into student code
     IMPORT_TIMEOUT = "GRADER_IMPORT_TIMEOUT"  # seconds for importing attention.py
     RUN_BUDGET = "GRADER_RUN_BUDGET"  # gradescope-run: seconds for the whole run
     SANDBOX = "GRADER_SANDBOX"  # "off", or a weaker level by name (tests of the fallbacks)
-    SANDBOX_HIDE = "GRADER_SANDBOX_HIDE"  # extra folders the worker must not see (batch: the class)
+    SANDBOX_HIDE = "GRADER_SANDBOX_HIDE"  # grader -> pytest child: folders no worker may see (batch: the class)
     SANDBOX_LEVEL = "GRADER_SANDBOX_LEVEL"  # set inside the worker: the level it runs at
     SANDBOX_MEMORY_MB = "GRADER_SANDBOX_MEMORY_MB"  # cgroup memory limit of the worker tree
     WORKER_MEMORY_MB = "GRADER_WORKER_MEMORY_MB"  # the worker's address-space budget
@@ -59,7 +59,7 @@ class Env:
 
 # What each child must not inherit: secrets and hand-overs meant for someone else.
 NOT_FOR_PYTEST = (Env.KEY_FD, Env.REPORT_FD, "GRADER_KEY", "GRADER_REPORT", "PYTEST_")
-NOT_FOR_WORKER = (Env.KEY_FD, Env.REPORT_FD, Env.WORKER_FD, Env.WORKER_PID, Env.SANDBOX_HIDE, "PYTHON")
+NOT_FOR_WORKER = (Env.KEY_FD, Env.REPORT_FD, Env.WORKER_FD, Env.WORKER_PID, Env.SANDBOX_HIDE, Env.LIMITS, "PYTHON")
 
 
 def scrubbed(environ: Mapping[str, str], hidden: tuple[str, ...]) -> dict[str, str]:

@@ -6,6 +6,7 @@ GRADER_KEY_FD (a one-time HMAC key, read and closed at start-up) and GRADER_REPO
 collected test and each result is written as one signed JSON line).
 """
 
+import json
 import os
 import sys
 import time
@@ -17,7 +18,8 @@ import pytest
 
 from grader.paths import ASSIGNMENT, REPO, SUITES, Env, find_impl
 from grader.report import NOT_IMPLEMENTED_WORDS, Status
-from grader.sandbox.errors import RaisedInSubmission, SubmissionError
+from grader.sandbox.errors import RaisedInSubmission, SandboxFailed, SubmissionError
+from grader.sandbox.policy import Limits, limits_from
 from grader.sandbox.proxy import Submission
 from grader.signing import Reporter
 from grader.tasks import BY_ID
@@ -48,7 +50,10 @@ def pytest_configure(config: pytest.Config) -> None:
     impl = resolve_impl(config.getoption("--impl"))
     _STATE["impl"] = impl
     if impl.is_file() and not os.environ.get(Env.COLLECT_ONLY):
-        submission = Submission(impl)
+        limits = Limits.from_json(json.loads(os.environ[Env.LIMITS])) if Env.LIMITS in os.environ \
+            else limits_from(os.environ)
+        hide = [p for p in os.environ.get(Env.SANDBOX_HIDE, "").split(os.pathsep) if p]
+        submission = Submission(impl, limits=limits, log_path=os.environ.get(Env.WORKER_LOG), hide=hide)
         if Env.WORKER_FD in os.environ:  # the grader started it before pytest: torch imports overlap
             submission.adopt(int(os.environ.pop(Env.WORKER_FD)), int(os.environ.pop(Env.WORKER_PID)))
         elif "reporter" in _STATE:  # a graded run: let the worker import torch while pytest collects
@@ -134,9 +139,23 @@ def explain(error: BaseException) -> str:
         return f"while {remote['doing']}, your code raised {remote['type']}: {remote['message']}{where}"
     if isinstance(error, SubmissionError):
         return str(error)
+    if isinstance(error, SandboxFailed):
+        return f"grader error (not your code's fault): {error}"
     if isinstance(error, (pytest.fail.Exception, AssertionError)):
         return str(error)
     return f"{type(error).__name__}: {error}"
+
+
+def _grader_error(item: pytest.Item, message: str) -> None:
+    """The grader could not run the student's code: say so once on the signed channel and stop the session
+    (the run ends as a grader error, exit 2; no test is scored)."""
+    if "grader_error" in _STATE:
+        return
+    _STATE["grader_error"] = message
+    reporter = _STATE.get("reporter")
+    if reporter is not None:
+        reporter.send({"kind": "grader-error", "message": message})
+    item.session.shouldstop = "grader error"
 
 
 def failed_status(error: BaseException | None, when: str) -> Status:
@@ -157,6 +176,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     message = ""
     if report.failed:
         error = call.excinfo.value if call.excinfo else None
+        if isinstance(error, SandboxFailed):
+            _grader_error(item, str(error))
         status = failed_status(error, report.when)
         message = explain(error) if error is not None else str(report.longrepr)
         if isinstance(error, (SubmissionError, pytest.fail.Exception, AssertionError)):

@@ -7,6 +7,7 @@ flagged, never believed. A test with no signed result did not pass.
 
 import contextlib
 import hashlib
+import json
 import os
 import secrets
 import select
@@ -25,6 +26,7 @@ from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, sui
 from grader.report import CUT_SHORT_TEXT, Flag, FlagKind
 from grader.sandbox import zygote
 from grader.sandbox.isolation import make_undumpable, read_tail
+from grader.sandbox.policy import Limits, limits_from
 from grader.sandbox.spawn import spawn_worker
 from grader.signing import verify
 
@@ -44,6 +46,7 @@ class RawRun:
     elapsed: float = 0.0
     timed_out: bool = False
     pytest_json: dict[str, Any] | None = None  # pytest-json-report's report of the run, signed like the results
+    grader_error: str | None = None  # the grader could not run the student's code (its sandbox did not start)
 
 
 def suite_paths(suite: str, tests_dir: str | Path | None = None) -> tuple[tuple[str, ...], Path]:
@@ -129,6 +132,8 @@ def collect(run: RawRun, process: Any, report_fd: int, key: bytes, deadline: flo
                 run.results.setdefault(record["id"], record)
             elif record["kind"] == "pytest-json" and run.pytest_json is None:
                 run.pytest_json = record["report"]
+            elif record["kind"] == "grader-error" and run.grader_error is None:
+                run.grader_error = record["message"]
     stream.close()
     if unsigned:
         text = f"{unsigned} unsigned line(s) were written to the grader's report channel"
@@ -188,14 +193,19 @@ def warm_servers(hide: list) -> contextlib.ExitStack:
 
 
 def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
-               tests_dir: str | Path | None = None, prespawn: bool = True) -> RawRun:
+               tests_dir: str | Path | None = None, prespawn: bool = True, limits: Limits | None = None,
+               hide: tuple[str, ...] = ()) -> RawRun:
     """Run one suite (public, hidden or all) on the attention.py at impl; return a RawRun.
 
     prespawn: start the worker here, so that it imports torch while pytest starts (a second faster).
     It then is this process's child and could reach this process's file descriptors through /proc, so
     `batch`, which grades several students in one process, leaves it to pytest (prespawn=False), unless
     it grades with a zygote (grader.sandbox.zygote): a zygote's worker is no child of ours and never sees us.
+    limits: the worker's limits and timeouts (default: Limits with the GRADER_* overrides of this process's
+    environment). hide: folders no worker may see, beyond the checkout and the student's folder (batch: the
+    class). Raises GraderError when the grader could not run the student's code at all.
     """
+    limits = limits or limits_from(os.environ)
     prespawn = prespawn or zygote.active() is not None
     names, tests_dir = suite_paths(suite, tests_dir)
     if not names:
@@ -205,10 +215,12 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     run = RawRun(impl=str(impl), suites=names)
     worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
     worker = None
-    worker_env = {Env.WORKER_LOG: worker_log.name}
+    worker_env = {Env.WORKER_LOG: worker_log.name, Env.LIMITS: json.dumps(limits.to_json()),
+                  Env.SANDBOX_HIDE: os.pathsep.join(map(str, hide))}
     worker_fds: tuple[int, ...] = ()
     if prespawn:
-        worker, worker_sock = spawn_worker(impl, worker_log, new_session=True, public_only=names == ("public",))
+        worker, worker_sock = spawn_worker(impl, worker_log, new_session=True, public_only=names == ("public",),
+                                           limits=limits, hide=hide)
         worker_env.update({Env.WORKER_FD: str(worker_sock.fileno()), Env.WORKER_PID: str(worker.pid)})
         worker_fds = (worker_sock.fileno(),)
     before = fingerprint(tests_dir)
@@ -234,6 +246,8 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     log.close()
     if fingerprint(tests_dir) != before:
         run.flags.append(Flag(FlagKind.TAMPERING, "the grading files (tests/ or grader/) changed during the run"))
+    if run.grader_error is not None:
+        raise GraderError(run.grader_error)
     if run.manifest is None:
         run.manifest = collect_manifest(tests_dir, names, impl)
         if run.manifest is None:

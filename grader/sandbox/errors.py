@@ -64,3 +64,8 @@ def local_exception_class(name: str, builtin_bases: list[str]) -> type[RaisedInS
     if key not in _LOCAL_EXCEPTION_CLASSES:
         _LOCAL_EXCEPTION_CLASSES[key] = type(name, (RaisedInSubmission, *bases), {"__module__": "submission"})
     return _LOCAL_EXCEPTION_CLASSES[key]
+
+
+class SandboxFailed(Exception):
+    """The grader could not start the process the student's code runs in (the sandbox, the interpreter,
+    torch): the grader's failure, never the student's. The run ends as a grader error."""

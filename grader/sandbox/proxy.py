@@ -19,13 +19,13 @@ from typing import Any
 
 import torch
 
-from grader.paths import Env
 from grader.sandbox import wire
 from grader.sandbox.errors import (
     FromScratchViolation,
     MissingName,
     RaisedInSubmission,
     RefusedInSubmission,
+    SandboxFailed,
     SubmissionCrashed,
     SubmissionError,
     SubmissionImportError,
@@ -33,7 +33,11 @@ from grader.sandbox.errors import (
     local_exception_class,
 )
 from grader.sandbox.isolation import read_tail
+from grader.sandbox.policy import Limits
 from grader.sandbox.spawn import spawn_worker
+
+START_ATTEMPTS = 3
+START_BACKOFF_S = (0.5, 2.0)  # between attempts: a loaded machine gets time to settle
 
 
 class AdoptedWorker:
@@ -59,17 +63,20 @@ class AdoptedWorker:
 class Submission:
     """Proxy for the student's `attention.py`, running in a worker process."""
 
-    def __init__(self, impl_file: str | os.PathLike[str], call_timeout: float | None = None,
-                 import_timeout: float | None = None) -> None:
+    def __init__(self, impl_file: str | os.PathLike[str], limits: Limits | None = None,
+                 log_path: str | None = None, hide: list[str] | None = None) -> None:
         self.impl_file = str(Path(impl_file).resolve())
-        self.call_timeout = call_timeout or float(os.environ.get(Env.CALL_TIMEOUT, "5"))
-        self.import_timeout = import_timeout or float(os.environ.get(Env.IMPORT_TIMEOUT, "60"))
+        self.limits = limits or Limits()
+        self.call_timeout = self.limits.call_seconds
+        self.import_timeout = self.limits.import_seconds
+        self.ready = False
+        self.hide = hide or []
         self.process: Any = None  # a SandboxedProcess, a zygote's child or an AdoptedWorker
         self.conn: Connection | None = None
         self.generation = 0
         self.info: dict[str, Any] | None = None
         self.timed_out: dict[str, int] = {}
-        self.log_path = os.environ.get(Env.WORKER_LOG) or tempfile.mkstemp(prefix="grader-worker-", suffix=".log")[1]
+        self.log_path = log_path or tempfile.mkstemp(prefix="grader-worker-", suffix=".log")[1]
         self.exception_classes: dict[str, type[RaisedInSubmission]] = {}
         self.flags: list[str] = []
         self.import_failure: SubmissionError | None = None
@@ -79,7 +86,7 @@ class Submission:
     def start(self) -> None:
         """Spawn the worker; returns at once (the import runs while the caller goes on)."""
         with open(self.log_path, "ab") as log:
-            self.process, sock = spawn_worker(self.impl_file, log)
+            self.process, sock = spawn_worker(self.impl_file, log, limits=self.limits, hide=self.hide)
         self._connect(sock.detach())
 
     def adopt(self, fd: int, pid: int) -> None:
@@ -91,6 +98,7 @@ class Submission:
         self.conn = Connection(fd)
         self.generation += 1
         self.info = None
+        self.ready = False
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -99,6 +107,7 @@ class Submission:
         if self.conn is not None:
             self.conn.close()
         self.process = self.conn = None
+        self.ready = False
 
     def _ensure(self) -> dict[str, Any]:
         """Start the worker and import the submission if needed; raise if that import failed.
@@ -108,8 +117,8 @@ class Submission:
         """
         if self.import_failure is not None:
             raise type(self.import_failure)(str(self.import_failure))
-        if self.process is None:
-            self.start()
+        if not self.ready:
+            self._start_until_ready()
         if self.info is None:
             self.info = self._hello()
             self.exception_classes = {
@@ -118,6 +127,40 @@ class Submission:
         if self.info["import_error"]:
             raise SubmissionImportError(describe_import_error(self.info["import_error"]))
         return self.info
+
+    def _start_until_ready(self) -> None:
+        """Start the worker until it says it is ready (the sandbox stands, torch is imported), retrying with
+        backoff. Nothing of the student's has run before that point, so a failure there is the grader's."""
+        problem = ""
+        for attempt in range(START_ATTEMPTS):
+            if attempt:
+                time.sleep(START_BACKOFF_S[min(attempt, len(START_BACKOFF_S)) - 1])
+            try:
+                if self.process is None:
+                    self.start()
+                problem = self._wait_ready()
+            except OSError as error:  # the start itself failed: no unshare, no slot, no folder
+                problem = f"{type(error).__name__}: {error}"
+            if not problem:
+                self.ready = True
+                return
+            self.stop()
+        raise SandboxFailed(f"the sandbox for the student's code did not start ({START_ATTEMPTS} attempts): {problem}")
+
+    def _wait_ready(self) -> str:
+        """"" once the worker's ready frame arrived, else what went wrong."""
+        assert self.conn is not None
+        try:
+            if not self.conn.poll(self.limits.start_seconds):
+                return f"no sign of life within {self.limits.start_seconds:g} s"
+            reply = wire.decode(self.conn.recv_bytes(wire.MAX_FRAME))
+        except (EOFError, OSError, wire.ProtocolError) as error:
+            time.sleep(0.2)
+            code = self.process.poll() if self.process else None
+            tail = self.log_tail(8)
+            return f"it ended before it was ready ({'exit code ' + str(code) if code is not None else error!r})" + (
+                f"; its log:\n{tail}" if tail else "")
+        return "" if reply == wire.READY else f"its first message was not the ready signal: {str(reply)[:200]}"
 
     def _hello(self):
         try:
@@ -136,11 +179,11 @@ class Submission:
     def _request(self, message, timeout, doing):
         try:
             self.conn.send_bytes(wire.encode(message))
-            ready = self.conn.poll(timeout)
+            ready = self._wait_reply(timeout)
             if not ready:
                 self.stop()
                 raise SubmissionTimeout(
-                    f"{doing} did not finish within {timeout:g} s (an infinite loop, or far too slow); "
+                    f"{doing} did not finish within {timeout:g} s of CPU time (an infinite loop, or far too slow); "
                     "it was stopped"
                 )
             reply = wire.decode(self.conn.recv_bytes(wire.MAX_FRAME))
@@ -165,6 +208,22 @@ class Submission:
                 self.enforce(reply["stats"], doing.removeprefix("running "))
             raise self._rebuild(reply["error"], doing)
         return reply
+
+    def _wait_reply(self, cpu_seconds: float) -> bool:
+        """Whether a reply arrived before the worker's processes used cpu_seconds of CPU time (or, for code
+        that waits instead of computing, wall_factor times that in wall time). Counting CPU time keeps a
+        correct call on a loaded machine from timing out."""
+        assert self.conn is not None
+        started, cpu_before = time.monotonic(), tree_cpu_seconds(self.process)
+        step = 0.02
+        while not self.conn.poll(step):
+            wall = time.monotonic() - started
+            cpu_now = tree_cpu_seconds(self.process)
+            used = wall if cpu_before is None or cpu_now is None else cpu_now - cpu_before
+            if used >= cpu_seconds or wall >= cpu_seconds * self.limits.wall_factor:
+                return False
+            step = min(step * 2, 0.25)
+        return True
 
     def _rebuild(self, remote, doing):
         if remote.get("submission_classes"):
@@ -228,6 +287,28 @@ class Submission:
         if name in info["functions"] or name in info["classes"]:
             return RemoteCallable(self, name)
         raise MissingName(f"attention.py does not define `{name}` (was it renamed or deleted?)")
+
+
+def tree_cpu_seconds(process: Any) -> float | None:
+    """CPU seconds used so far by process and every descendant (Linux /proc), or None where unknown."""
+    pid = getattr(process, "pid", None)
+    if pid is None or not os.path.isdir("/proc/self/task"):
+        return None
+    total, pending, seen = 0.0, [pid], set()
+    tick = os.sysconf("SC_CLK_TCK")
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in os.listdir(f"/proc/{current}/task"):
+                pending += map(int, Path(f"/proc/{current}/task/{task}/children").read_text().split())
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 FIX_IMPORT_FIRST = "Fix this first: no test can run until the file imports."

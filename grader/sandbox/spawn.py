@@ -6,11 +6,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from grader.paths import NOT_FOR_WORKER, REPO, Env, scrubbed
+from grader.paths import GRADER
 from grader.sandbox import isolation as sandbox
+from grader.sandbox.policy import Limits
 
 if TYPE_CHECKING:
     from grader.sandbox.zygote import ZygoteWorker
@@ -19,41 +21,56 @@ UNSANDBOXED = ("import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox
                "main(sys.argv[2:])")
 
 
-def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = False,
-                 public_only: bool = False) -> "tuple[sandbox.SandboxedProcess | ZygoteWorker, socket.socket]":
+KEPT_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OMP_NUM_THREADS", "SYSTEMROOT")  # SYSTEMROOT: Windows
+
+
+def worker_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The worker's environment, an allow-list: the locale and thread settings, nothing that names a path
+    or a secret of the grader's."""
+    env = {name: environ[name] for name in KEPT_VARIABLES if name in environ}
+    env.update(PYTHONDONTWRITEBYTECODE="1", PATH=os.defpath)
+    return env
+
+
+def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = False, public_only: bool = False,
+                 limits: Limits | None = None, hide: Iterable[str | Path] = ()
+                 ) -> "tuple[sandbox.SandboxedProcess | ZygoteWorker, socket.socket]":
     """Start the worker on impl_file; returns (process, our end of its socket).
 
     Python starts isolated and unbuffered (-I -u; -I: no PYTHONPATH, no user site, no script folder on
     sys.path): only the grader, the venv and the student's attention.py, imported by path, are reachable.
     public_only: the run grades the public suite only, so the worker skips warming what only the hidden
-    suite uses (grader.sandbox.worker.warm_up).
+    suite uses (grader.sandbox.worker.warm_up). hide: folders no view may show (batch: the class).
     """
     from grader.sandbox import zygote
 
+    limits = limits or Limits()
     active = zygote.active()
     if active is not None:  # batch: a fork of the zygote, which has imported torch already
-        return active.spawn(impl_file, log)
+        return active.spawn(impl_file, log, limits)
     parent_sock, child_sock = socket.socketpair()
     fd = child_sock.fileno()
-    env = scrubbed(os.environ, NOT_FOR_WORKER)
-    env.update({"PYTHONDONTWRITEBYTECODE": "1", Env.WORKER_WARM: "public" if public_only else "all"})
+    warm = "public" if public_only else "all"
+    env = worker_environment(os.environ)
     chosen = sandbox.level()
     slot: sandbox.Slot | None
     if chosen == "none":
-        scratch = tempfile.mkdtemp(prefix="grader-scratch-")
-        argv, slot = [sys.executable, "-I", "-u", "-c", UNSANDBOXED, str(REPO), str(fd), str(impl_file)], None
-        env.update(HOME=scratch, TMPDIR=scratch)
+        folder = tempfile.mkdtemp(prefix="grader-scratch-")
+        argv = [sys.executable, "-I", "-u", "-c", UNSANDBOXED, str(GRADER.parent), str(fd), str(impl_file), warm,
+                str(limits.address_space_mb)]
+        slot = None
+        env.update(HOME=folder, TMPDIR=folder)
     else:
-        argv, slot, scratch = sandbox.command(impl_file, fd, chosen)
+        argv, slot, folder = sandbox.command(impl_file, fd, chosen, limits, hide, warm)
     try:
         process = sandbox.SandboxedProcess(
             argv, pass_fds=[fd], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-            cwd=scratch, env=env, start_new_session=new_session,
+            cwd="/", env=env, start_new_session=new_session,
         )
     except BaseException:
         if slot is not None:
             slot.release()
         raise
-    process.slot, process.scratch = slot, scratch
+    process.slot, process.scratch = slot, folder
     child_sock.close()
     return process, parent_sock

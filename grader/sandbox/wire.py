@@ -56,3 +56,6 @@ def remote_ref(handle_id: int, type_name: str | None = None) -> dict[str, Any]:
 
 def is_remote_ref(value: object) -> bool:
     return isinstance(value, dict) and set(value) <= {"__remote__", "type"} and "__remote__" in value
+
+
+READY = {"ready": True}  # the worker's first frame: the sandbox stands, and attention.py is not imported yet

@@ -10,13 +10,14 @@ directory are made reachable by other uids (the Python of this machine and of CI
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from grader.paths import REPO, Env
-from grader.sandbox import isolation as sandbox
+from grader.sandbox import linux
 
 LEVELS = ("uid", "user-namespace")
 ORDINARY_UID = 65534
@@ -43,10 +44,34 @@ def unavailable(level: str) -> str | None:
     return None if reported == [level] else f"a grader set up for {level!r} reports {reported[0]!r}"
 
 
+def _needed():
+    return [REPO.resolve(), Path(os.path.realpath(sys.prefix)), Path(os.path.realpath(sys.base_prefix)),
+            Path(tempfile.gettempdir()).resolve()]
+
+
+def _expose(path, stage_root):
+    """Make path traversable for another uid: an ancestor only root may enter (a 0700 /root holding the
+    Python install) is covered by an empty tmpfs with path bound back into it."""
+    parts = Path(path).parts
+    for depth in range(1, len(parts)):
+        ancestor = Path(*parts[:depth])
+        if os.stat(ancestor).st_mode & stat.S_IXOTH:
+            continue
+        child = ancestor / parts[depth]
+        stage = Path(tempfile.mkdtemp(dir=stage_root))
+        linux.mount(str(child), str(stage), None, linux.MS_BIND | linux.MS_REC)
+        linux.tmpfs(str(ancestor), 1, 0o755)
+        os.mkdir(child)
+        linux.mount(str(stage), str(child), None, linux.MS_MOVE)
+        linux.remount_read_only(str(ancestor))
+        linux.remount_read_only(str(child))
+        os.rmdir(stage)
+
+
 def _inside(level, command):
     stage_root = Path(tempfile.mkdtemp(prefix="at-level-"))
-    for path in sandbox._needed():
-        sandbox._expose(str(path), stage_root)
+    for path in _needed():
+        _expose(str(path), stage_root)
     stage_root.rmdir()
     env = dict(os.environ)
     if level == "uid":

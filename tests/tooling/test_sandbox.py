@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from grader.paths import REPO
-from grader.sandbox import cgroups
+from grader.sandbox import cgroups, slots
 from grader.sandbox import isolation as sandbox
 from grader.sandbox.errors import RefusedInSubmission, SubmissionError
+from grader.sandbox.policy import DEFAULT, MB
 from grader.sandbox.proxy import Submission
 
 pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
@@ -93,7 +94,7 @@ def worker(tmp_path_factory):
 
 def test_the_worker_runs_as_its_own_unprivileged_uid_in_a_private_home(worker):
     uid, gid, cwd, home, isolated = worker[0].identity()
-    assert sandbox.FIRST_UID <= uid < sandbox.FIRST_UID + sandbox.SLOTS and gid == uid
+    assert slots.FIRST_UID <= uid < slots.FIRST_UID + slots.SLOTS and gid == uid
     assert cwd == home and isolated == 1
 
 
@@ -154,8 +155,8 @@ def test_the_tree_has_a_memory_and_a_process_limit_while_it_runs(worker):
         pids = cgroups.ROOT / "pids" / f"grader-sandbox-{uid}" / "pids.max"
     if not memory.exists():
         pytest.skip("no writable cgroup memory controller here")
-    assert int(memory.read_text()) <= sandbox.LIMITS.tree_memory_mb * sandbox.MB
-    assert int(pids.read_text()) == sandbox.LIMITS.processes
+    assert int(memory.read_text()) <= DEFAULT.tree_memory_mb * MB
+    assert int(pids.read_text()) == DEFAULT.processes
 
 
 def test_nothing_of_the_sandbox_is_left_after_stop(tmp_path):
@@ -243,6 +244,8 @@ UID_CLASS = """
 import json, sys
 from pathlib import Path
 from grader.sandbox import isolation as sandbox
+from grader.sandbox import slots
+from grader.sandbox.policy import DEFAULT, MB
 from instructor.batch import run_batch
 from tests.tooling.misbehaving import REFERENCE, STUBS, TAMPERING
 root = Path(sys.argv[1])

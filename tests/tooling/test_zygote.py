@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from grader.paths import REPO
-from grader.sandbox import cgroups, zygote
-from grader.sandbox import isolation as sandbox
+from grader.sandbox import cgroups, slots, zygote
 from grader.sandbox.errors import SubmissionCrashed, SubmissionTimeout
+from grader.sandbox.policy import Limits
 from grader.sandbox.proxy import Submission
 from tests.tooling.test_sandbox import PROBE
 
@@ -44,8 +44,8 @@ def student(classroom, name, source, call_timeout=None):
     (folder / "attention.py").write_text(source)
     with open(folder / "worker.log", "ab") as log:
         worker, sock = started.spawn(folder / "attention.py", log)
-    submission = Submission(folder / "attention.py", call_timeout=call_timeout)
-    submission.log_path = str(folder / "worker.log")
+    limits = Limits(call_seconds=call_timeout) if call_timeout else Limits()
+    submission = Submission(folder / "attention.py", limits=limits, log_path=str(folder / "worker.log"))
     submission.adopt(sock.detach(), worker.pid)
     return submission, worker
 
@@ -71,7 +71,7 @@ def processes_of(uid):
 def test_a_forked_worker_has_its_own_uid_home_and_process_namespace(classroom):
     submission, worker = student(classroom, "ada", PROBE)
     uid, gid, cwd, home, isolated = submission.identity()
-    assert sandbox.FIRST_UID <= uid < sandbox.FIRST_UID + sandbox.SLOTS and gid == uid
+    assert slots.FIRST_UID <= uid < slots.FIRST_UID + slots.SLOTS and gid == uid
     assert cwd == home and isolated == 1
     assert submission.visible_pids() == sorted({1, submission.own_pid()})
     assert submission.signal_init() == "PermissionError"

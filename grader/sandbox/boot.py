@@ -1,0 +1,124 @@
+"""Inside the sandbox: its init (PID 1 of the new namespaces, root) and the worker's start.
+
+One sequence for every start, plain or forked by batch's zygote: join the cgroups, build the view
+(grader.sandbox.view), mount the worker's scratch, copy attention.py into it, then fork the worker, which
+takes its own uid, its limits and no privileges before grader.sandbox.worker runs.
+"""
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from grader.paths import IMPL_NAME, Env
+from grader.sandbox import cgroups, linux
+from grader.sandbox.policy import MB, Limits
+from grader.sandbox.view import View, build, mount_scratch
+
+START_FAILED = 70  # the init's exit status when the sandbox could not be built
+
+
+def set_limits(limits: Limits, own_uid: bool) -> None:
+    import resource
+
+    def cap(which: int, value: int) -> None:
+        resource.setrlimit(which, (value, value))
+
+    if own_uid:  # RLIMIT_NPROC counts every process of the real uid: only meaningful for our own uid
+        cap(resource.RLIMIT_NPROC, limits.processes)
+    cap(resource.RLIMIT_FSIZE, limits.file_size_mb * MB)
+    cap(resource.RLIMIT_NOFILE, limits.open_files)
+    cap(resource.RLIMIT_CPU, limits.cpu_seconds)
+    cap(resource.RLIMIT_CORE, 0)
+
+
+def prepare_scratch(scratch: Path, source: bytes, uid: int | None) -> tuple[Path, Path]:
+    """(the read-only copy of attention.py, the worker's home) in scratch."""
+    impl_copy = scratch / IMPL_NAME
+    impl_copy.write_bytes(source)
+    impl_copy.chmod(0o444)
+    home = scratch / "home"
+    home.mkdir(mode=0o700)
+    if uid is not None:
+        os.chown(home, uid, uid)
+    return impl_copy, home
+
+
+def become_worker(config: dict, impl_copy: Path, home: Path) -> NoReturn:
+    """The worker's start: its uid (or no capabilities), limits and no new privileges, then its loop."""
+    limits = Limits.from_json(config["limits"])
+    os.chdir(home)
+    uid = config["uid"]
+    set_limits(limits, uid is not None)
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    elif config["view"] is not None:
+        linux.drop_capabilities()
+    linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
+    linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+    fd = config["fd"]
+    os.closerange(3, fd)
+    os.closerange(fd + 1, 65536)
+    os.environ.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1",
+                      **{Env.SANDBOX_LEVEL: config["level"]})
+    sys.dont_write_bytecode = True
+    from grader.sandbox import worker
+
+    worker.main([str(fd), str(impl_copy), config["warm"], str(limits.address_space_mb)])
+    os._exit(0)
+
+
+def run_init(config: dict, source: bytes, scratch: Path) -> NoReturn:
+    """Fork the worker into scratch and wait for it; exit with its status."""
+    linux.make_undumpable()
+    impl_copy, home = prepare_scratch(scratch, source, config["uid"])
+    sys.stdout.flush()
+    child = os.fork()
+    if child == 0:
+        try:
+            become_worker(config, impl_copy, home)
+        except BaseException as error:
+            print(f"sandbox: the worker could not start: {error!r}", file=sys.stderr, flush=True)
+            os._exit(START_FAILED)
+    os.close(config["fd"])
+    while True:
+        pid, status = os.wait()
+        if pid == child:
+            break
+    if config["uid"] is not None and config["view"] is None:
+        _kill_as(config["uid"])
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def boot(config_text: str) -> NoReturn:
+    """The plain start's init: cgroups, the view, the scratch, then the worker."""
+    try:
+        config = json.loads(config_text)
+        cgroups.join(config["cgroups"])
+        source = Path(config["impl"]).read_bytes()
+        if config["view"] is not None:
+            view = View.from_json(config["view"])
+            build(view, config["root"])
+            scratch = mount_scratch(view, config["limits"]["scratch_mb"])
+        else:
+            scratch = Path(config["scratch"])
+    except BaseException as error:
+        print(f"sandbox: could not be built: {error!r}", file=sys.stderr, flush=True)
+        os._exit(START_FAILED)
+    run_init(config, source, scratch)
+
+
+def _kill_as(uid: int) -> None:
+    """Without a PID namespace: kill every process of the worker's uid (daemons it left)."""
+    helper = os.fork()
+    if helper == 0:
+        os.setresuid(uid, uid, uid)
+        try:
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(helper, 0)

@@ -1,0 +1,58 @@
+"""Every limit on student code, in one table, read from the environment in one place."""
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from grader.paths import Env
+
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The worker's limits (the address space is added to its size at start-up) and the call timeouts.
+
+    Timeouts count the CPU time the worker's processes use, so a busy machine does not turn a correct
+    call into a timeout; wall_factor bounds the wall time of a call that waits instead of computing.
+    """
+
+    address_space_mb: int = 3072
+    tree_memory_mb: int = 1024
+    processes: int = 64
+    file_size_mb: int = 16
+    open_files: int = 256
+    cpu_seconds: int = 900
+    scratch_mb: int = 64
+    call_seconds: float = 5.0
+    import_seconds: float = 60.0
+    start_seconds: float = 180.0
+    wall_factor: float = 6.0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> "Limits":
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+ENVIRONMENT = {  # setting -> the variable that overrides it
+    "address_space_mb": Env.WORKER_MEMORY_MB,
+    "tree_memory_mb": Env.SANDBOX_MEMORY_MB,
+    "call_seconds": Env.CALL_TIMEOUT,
+    "import_seconds": Env.IMPORT_TIMEOUT,
+}
+
+
+def limits_from(environ: Mapping[str, str], base: Limits = Limits()) -> Limits:
+    """base with the settings environ overrides (GRADER_CALL_TIMEOUT=10, ...)."""
+    changes: dict[str, Any] = {}
+    for name, variable in ENVIRONMENT.items():
+        if environ.get(variable):
+            kind = type(getattr(base, name))
+            changes[name] = kind(float(environ[variable])) if kind is int else float(environ[variable])
+    return replace(base, **changes)
+
+
+DEFAULT = Limits()
