@@ -32,6 +32,13 @@ def _out_of_time(root: Path, results: Path, budget: float) -> None:
     os._exit(0)
 
 
+def grader_failure_message(error: BaseException) -> str:
+    """What a student reads when the autograder itself failed: no score is theirs, and what to do."""
+    return ("The autograder could not grade this submission: it failed on its own side, not because of your "
+            "code, so this is not your score. Resubmit in a few minutes; if this message comes back, contact the "
+            f"course staff and quote it. (For the staff: {type(error).__name__}: {error})")
+
+
 def _note_missing(report: Report, submission: Path) -> None:
     """Tell a student who submitted no attention.py which files they did submit."""
     present = sorted(str(p.relative_to(submission)) for p in submission.rglob("*") if p.is_file())
@@ -58,8 +65,7 @@ def run(root: str | Path, hidden_visibility: str = "after_published", budget: fl
             _note_missing(report, root / "submission")
         text = gradescope.render(report, hidden_visibility=hidden_visibility)
     except Exception as error:  # never leave Gradescope without a results.json
-        text = _render_failure(root, FlagKind.GRADER_ERROR, f"The autograder failed ({type(error).__name__}: {error}). "
-                               "This is not your code's fault: please tell the course staff.")
+        text = _render_failure(root, FlagKind.GRADER_ERROR, grader_failure_message(error))
     watchdog.cancel()
     _write(results, text)
     return results

@@ -25,7 +25,7 @@ from grader.forkserver import Client
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, suite_names
 from grader.report import CUT_SHORT_TEXT, Flag, FlagKind
 from grader.sandbox import zygote
-from grader.sandbox.isolation import make_undumpable, read_tail
+from grader.sandbox.isolation import level, make_undumpable, read_tail
 from grader.sandbox.policy import Limits, limits_from
 from grader.sandbox.spawn import spawn_worker
 from grader.signing import verify
@@ -216,7 +216,8 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
     worker = None
     worker_env = {Env.WORKER_LOG: worker_log.name, Env.LIMITS: json.dumps(limits.to_json()),
-                  Env.SANDBOX_HIDE: os.pathsep.join(map(str, hide))}
+                  Env.SANDBOX_HIDE: os.pathsep.join(map(str, hide)),
+                  Env.SANDBOX: level()}  # the level this run was checked for, not one the child finds anew
     worker_fds: tuple[int, ...] = ()
     if prespawn:
         worker, worker_sock = spawn_worker(impl, worker_log, new_session=True, public_only=names == ("public",),

@@ -4,15 +4,14 @@ student only. Options join GitHub Classroom's roster (instructor.lms) and flag s
 
 import csv
 import json
-import os
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from grader.grade import grade
-from grader.paths import Env, find_impl
+from grader.paths import find_impl
 from grader.report import FlagKind, Report, failure_report
-from grader.run import fingerprint, suite_paths, warm_servers
+from grader.run import GraderError, fingerprint, suite_paths, warm_servers
 from grader.sandbox.isolation import require
 from grader.tasks import TASKS
 
@@ -26,21 +25,38 @@ def error_report(folder: str | Path, suite: str, why: str) -> Report:
     return failure_report(FlagKind.GRADER_ERROR, why, suite, str(folder))
 
 
-def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path | None = None) -> Report:
+def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path | None = None,
+                 hide: tuple[str, ...] = ()) -> Report:
+    """folder's report; a report flagged as a grader error (not graded) when the grader itself failed."""
     try:
-        return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False)
+        return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False, hide=hide)
+    except GraderError as error:
+        return error_report(folder, suite, str(error))
     except Exception as error:  # one broken submission never stops the class
         return error_report(folder, suite, f"{type(error).__name__}: {error}")
 
 
+def not_graded(report: Report) -> bool:
+    """Whether the grader failed on this student (no test result): a row to regrade, never a 0."""
+    return report.failure is not None and report.failure.kind is FlagKind.GRADER_ERROR
+
+
+NOT_GRADED = "not graded"
+
+
 def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, timeout=600.0, tests_dir=None,
-              progress=True, no_sandbox=False, scheduler=None, cluster=None, roster=None, similarity=False):
+              progress=True, no_sandbox=False, scheduler=None, cluster=None, roster=None, similarity=False,
+              only=None):
     """no_sandbox: grade even where grader.sandbox.isolation cannot isolate the students from each other.
     scheduler / cluster: grade on Dask (an address, or "local:N") instead of `jobs` local processes.
-    roster: GitHub Classroom's roster CSV, joined into the gradebook. similarity: flag similar code."""
+    roster: GitHub Classroom's roster CSV, joined into the gradebook. similarity: flag similar code.
+    only: grade just these students and keep every other row of the gradebook at output as it is
+    (--only-failed: the students a grader error left not graded)."""
     if not (scheduler or cluster):  # on Dask, each task requires the sandbox on the host that grades it
         require("batch", no_sandbox)
     folders = submissions(root)
+    if only is not None:
+        folders = [folder for folder in folders if folder.name in only]
     reports_dir = Path(reports_dir or Path(output).with_suffix("").as_posix() + "-reports")
     reports_dir.mkdir(parents=True, exist_ok=True)
     reports = {}
@@ -58,7 +74,7 @@ def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, 
         _flag_similar(folders, reports, output)
     for student, report in reports.items():
         (reports_dir / f"{student}.json").write_text(json.dumps(report.to_json(), indent=2))
-    write_gradebook(reports, output)
+    write_gradebook(reports, output, keep=only is not None)
     if roster:
         from instructor import lms
 
@@ -75,14 +91,11 @@ def _progress(total, enabled):
 def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
     _, suite_dir = suite_paths(suite, tests_dir)
     before = fingerprint(suite_dir)
-    os.environ[Env.SANDBOX_HIDE] = str(Path(root).resolve())  # no worker reads a classmate's folder
-    try:
-        with warm_servers([Path(root).resolve()]), ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir): folder for folder in folders}
-            for future in as_completed(futures):
-                record(futures[future].name, future.result())
-    finally:
-        os.environ.pop(Env.SANDBOX_HIDE, None)
+    hide = (str(Path(root).resolve()),)  # no worker reads a classmate's folder
+    with warm_servers(list(hide)), ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir, hide): folder for folder in folders}
+        for future in as_completed(futures):
+            record(futures[future].name, future.result())
     if fingerprint(suite_dir) != before:
         raise RuntimeError("the grading files changed during the batch: grades are not trustworthy, rerun it")
 
@@ -109,17 +122,35 @@ def _flag_similar(folders, reports, output):
         reports[student].flags = reports[student].flags + flags
 
 
-def write_gradebook(reports: dict[str, Report], output: str | Path) -> None:
+def gradebook_row(student: str, report: Report, task_ids: list[str]) -> list[str | float]:
+    """One student's row; a student the grader failed on has no scores and "not graded" as total."""
+    flags = " | ".join(flag.to_json() for flag in report.flags)
+    if not_graded(report):
+        return [student, *([""] * len(task_ids)), NOT_GRADED, "", flags]
+    scores = [task.score if (task := report.tasks.get(task_id)) else 0.0 for task_id in task_ids]
+    return [student, *scores, report.score, report.max_score, flags]
+
+
+def write_gradebook(reports: dict[str, Report], output: str | Path, keep: bool = False) -> None:
+    """The CSV gradebook; keep: the rows of students not in reports stay as the file at output has them."""
     task_ids = [task.id for task in TASKS]
     extra = sorted({t for report in reports.values() for t in report.tasks} - set(task_ids))
+    header = ["student", *task_ids, *extra, "total", "max_score", "flags"]
+    rows: dict[str, list] = {student: gradebook_row(student, report, task_ids + extra)
+                             for student, report in reports.items()}
+    if keep and Path(output).is_file():
+        with open(output, newline="") as handle:
+            old = list(csv.reader(handle))
+        if old and old[0] == header:
+            rows = {row[0]: row for row in old[1:] if row} | rows
     with open(output, "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", *task_ids, *extra, "total", "max_score", "flags"])
-        for student in sorted(reports):
-            report = reports[student]
-            row: list[str | float] = [student]
-            for task_id in task_ids + extra:
-                task = report.tasks.get(task_id)
-                row.append(task.score if task else 0.0)
-            row += [report.score, report.max_score, " | ".join(flag.to_json() for flag in report.flags)]
-            writer.writerow(row)
+        writer.writerow(header)
+        for student in sorted(rows):
+            writer.writerow(rows[student])
+
+
+def not_graded_students(output: str | Path) -> set[str]:
+    """The students whose row in the gradebook at output says not graded."""
+    with open(output, newline="") as handle:
+        return {row["student"] for row in csv.DictReader(handle) if row.get("total") == NOT_GRADED}

@@ -4,6 +4,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from grader.paths import SUITE_CHOICES
 
@@ -17,17 +18,30 @@ def cmd_stubs(args: argparse.Namespace) -> int:
 
 def cmd_batch(args: argparse.Namespace) -> int:
     from grader.sandbox.isolation import SandboxUnavailable, describe
-    from instructor.batch import run_batch
+    from instructor.batch import not_graded, not_graded_students, run_batch
 
     print(describe(), file=sys.stderr)
+    only = None
+    if args.only_failed:
+        if not Path(args.output).is_file():
+            print(f"--only-failed: no gradebook at {args.output} to complete: run batch without it first",
+                  file=sys.stderr)
+            return 2
+        only = not_graded_students(args.output)
     try:
         reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
                             no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
-                            roster=args.roster, similarity=args.similarity)
+                            roster=args.roster, similarity=args.similarity, only=only)
     except SandboxUnavailable as error:
         print(error, file=sys.stderr)
         return 2
-    print(f"graded {len(reports)} submissions into {args.output}")
+    failed = sorted(student for student, report in reports.items() if not_graded(report))
+    print(f"graded {len(reports) - len(failed)} of {len(reports)} submissions into {args.output}")
+    if failed:
+        print(f"{len(failed)} not graded (a grader error, not the students' doing): {', '.join(failed)}\n"
+              f"regrade just those with: python -m instructor batch {args.submissions} --output {args.output} "
+              "--only-failed", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -86,6 +100,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     where.add_argument("--cluster", metavar="local:N", help="grade on a new Dask LocalCluster of N worker processes")
     batch.add_argument("--roster", metavar="CSV",
                        help="GitHub Classroom's roster export: adds each student's identifier")
+    batch.add_argument("--only-failed", action="store_true",
+                       help="regrade only the students --output marks 'not graded' (a grader error); keep the rest")
     batch.add_argument("--similarity", action="store_true",
                        help="also write a copydetect similarity report and flag similar pairs (scores unchanged)")
     batch.set_defaults(run=cmd_batch)

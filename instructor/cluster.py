@@ -15,14 +15,12 @@ a local batch, sandbox included. Only the client writes the gradebook and the re
 """
 
 import contextlib
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.paths import Env
 from grader.report import Report
 
 ALLOWED_FAILURES = 1
@@ -78,11 +76,7 @@ def _grade(job: Job, suite: str, timeout: float) -> Report:
             folder.mkdir()
             if job.source is not None:
                 (folder / "attention.py").write_bytes(job.source)
-            os.environ[Env.SANDBOX_HIDE] = scratch
-            try:
-                report = grade_folder(folder, suite, timeout)
-            finally:
-                os.environ.pop(Env.SANDBOX_HIDE, None)
+            report = grade_folder(folder, suite, timeout, hide=(scratch,))
         if not host.forget_if_broken():
             break
     return report

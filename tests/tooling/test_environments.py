@@ -1,0 +1,172 @@
+"""The environment matrix: unusual machines and settings grade the reference and the stubs exactly, or
+end in a grader error (exit 2) that says what failed and blames no student. Never a 0 for correct code."""
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader.paths import REPO
+from grader.sandbox import isolation as sandbox
+
+pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
+
+FULL, ZERO = 56.0, 0.0
+REAL_UNSHARE = shutil.which("unshare") or "/usr/bin/unshare"
+FAILING = "echo 'unshare: sigprocmask unblock failed: Invalid argument' >&2; exit 1"
+
+
+def fake_unshare(folder: Path, body: str) -> Path:
+    """A folder holding an `unshare` that runs body (a shell script) and otherwise the real one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "unshare"
+    script.write_text(f"#!/bin/sh\n{body}\nexec {REAL_UNSHARE} \"$@\"\n")
+    script.chmod(0o755)
+    return folder
+
+
+def class_folder(root: Path) -> Path:
+    """root/ada (the reference) and root/bob (the stubs)."""
+    for name, source in (("ada", REPO / "solutions"), ("bob", REPO / "assignment")):
+        (root / name).mkdir(parents=True, exist_ok=True)
+        shutil.copy(source / "attention.py", root / name / "attention.py")
+    return root
+
+
+def grade(impl: str | Path, env: dict, cwd: Path = REPO, wrapper: tuple[str, ...] = (),
+          repo: Path = REPO) -> tuple[int, float | None, str]:
+    """(exit status, score or None, stderr) of `python -m grader grade` on impl's public suite."""
+    out = Path(env.get("TMPDIR") or "/tmp").parent / f"report-{os.getpid()}.json"
+    argv = [*wrapper, sys.executable, "-m", "grader", "grade", "--impl", str(impl), "--suite", "public",
+            "--format", "json", "--output", str(out), "--exit-zero"]
+    done = subprocess.run(argv, cwd=cwd, env={**env, "PYTHONPATH": str(repo)}, capture_output=True, text=True,
+                          timeout=600)
+    score = json.loads(out.read_text())["score"] if done.returncode == 0 and out.is_file() else None
+    out.unlink(missing_ok=True)
+    return done.returncode, score, done.stderr
+
+
+def base_env(**changes: str | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRADER_", "PYTEST_"))}
+    for key, value in changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def assert_exact(root: Path, env: dict, **options) -> None:
+    for name, expected in (("ada", FULL), ("bob", ZERO)):
+        code, score, stderr = grade(root / name, env, **options)
+        assert (code, score) == (0, expected), f"{name}: exit {code}, score {score}\n{stderr[-2000:]}"
+
+
+def test_tmpdir_inside_the_submission_folder_grades_exactly(tmp_path):
+    root = class_folder(tmp_path / "class")
+    for name, expected in (("ada", FULL), ("bob", ZERO)):
+        code, score, stderr = grade(root / name, base_env(TMPDIR=str(root / name)))
+        assert (code, score) == (0, expected), stderr[-2000:]
+
+
+def test_tmpdir_is_the_class_folder_and_grades_exactly(tmp_path):
+    root = class_folder(tmp_path / "class")
+    assert_exact(root, base_env(TMPDIR=str(root)))
+
+
+def test_tmpdir_with_a_space_and_non_ascii_letters_grades_exactly(tmp_path):
+    tmpdir = tmp_path / "job dir é"
+    tmpdir.mkdir(mode=0o700)
+    assert_exact(class_folder(tmp_path / "class ü"), base_env(TMPDIR=str(tmpdir)))
+
+
+def test_home_unset_and_lang_c_grade_exactly(tmp_path):
+    assert_exact(class_folder(tmp_path / "class"), base_env(HOME=None, LANG="C", LC_ALL="C"))
+
+
+def test_a_relative_impl_from_another_working_directory_grades_exactly(tmp_path):
+    class_folder(tmp_path / "class")
+    for name, expected in (("ada", FULL), ("bob", ZERO)):
+        code, score, stderr = grade(Path("class") / name, base_env(), cwd=tmp_path)
+        assert (code, score) == (0, expected), stderr[-2000:]
+
+
+def test_unshare_missing_from_path_grades_exactly_at_a_weaker_level(tmp_path):
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    assert_exact(class_folder(tmp_path / "class"), base_env(PATH=str(empty)))
+
+
+def test_no_cgroup_access_grades_exactly(tmp_path):
+    wrapper = (REAL_UNSHARE, "--mount", "--propagation", "private", "sh", "-c",
+               'mount -t tmpfs none /sys/fs/cgroup && exec "$@"', "sh")
+    assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=wrapper)
+
+
+def test_a_read_only_checkout_grades_exactly(tmp_path):
+    wrapper = (REAL_UNSHARE, "--mount", "--propagation", "private", "sh", "-c",
+               f'mount --bind "{REPO}" "{REPO}" && mount -o remount,bind,ro "{REPO}" && exec "$@"', "sh")
+    assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=wrapper)
+
+
+def test_a_checkout_at_a_path_with_a_space_grades_exactly(tmp_path):
+    checkout = tmp_path / "course repo"
+    for part in ("grader", "tests", "solutions", "assignment"):
+        shutil.copytree(REPO / part, checkout / part, ignore=shutil.ignore_patterns("__pycache__"))
+    assert_exact(class_folder(tmp_path / "class"), base_env(), cwd=checkout, repo=checkout)
+
+
+def test_unshare_failing_after_the_probe_is_a_grader_error_that_blames_no_student(tmp_path):
+    state = tmp_path / "probed"
+    bin_dir = fake_unshare(tmp_path / "bin", f'if [ -e "{state}" ]; then {FAILING}; fi; touch "{state}"')
+    env = base_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    code, score, stderr = grade(class_folder(tmp_path / "class") / "ada", env)
+    assert code == 2 and score is None
+    assert "grader error (not your code's fault)" in stderr and "sandbox" in stderr
+    assert "your code" not in stderr.replace("not your code's fault", "")
+
+
+BATCH_FAULT = textwrap.dedent("""
+    case "$*" in *broken*) {failing};; esac
+""")
+
+
+def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and_regrades_them(tmp_path, monkeypatch):
+    from grader.sandbox import zygote
+    from instructor.cli import main
+
+    root = tmp_path / "class"
+    for index in range(9):
+        name = f"s{index}-broken" if index % 3 == 2 else f"s{index}"
+        source = REPO / ("solutions" if index % 2 == 0 else "assignment") / "attention.py"
+        (root / name).mkdir(parents=True)
+        shutil.copy(source, root / name / "attention.py")
+    bin_dir = fake_unshare(tmp_path / "bin", BATCH_FAULT.format(failing=FAILING))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(zygote, "available", lambda: False)  # each student's worker then starts with unshare
+    output = tmp_path / "grades.csv"
+    assert main(["batch", str(root), "--suite", "public", "--output", str(output)]) != 0
+    rows = gradebook(output)
+    broken = {name for name in rows if "broken" in name}
+    assert len(broken) == 3 and all(rows[name]["total"] == "not graded" for name in broken)
+    assert all("sandbox" in rows[name]["flags"] for name in broken)
+    for name in set(rows) - broken:
+        expected = FULL if int(name[1]) % 2 == 0 else ZERO
+        assert (float(rows[name]["total"]), float(rows[name]["max_score"])) == (expected, FULL)
+    monkeypatch.setenv("PATH", os.environ["PATH"].split(os.pathsep, 1)[1])
+    assert main(["batch", str(root), "--suite", "public", "--output", str(output), "--only-failed"]) == 0
+    regraded = gradebook(output)
+    assert set(regraded) == set(rows) and all(row["total"] != "not graded" for row in regraded.values())
+    assert all(regraded[name] == rows[name] for name in set(rows) - broken)
+    assert all(float(regraded[name]["total"]) == (FULL if int(name[1]) % 2 == 0 else ZERO) for name in broken)
+
+
+def gradebook(path: Path) -> dict[str, dict[str, str]]:
+    with open(path, newline="") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
