@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from grader.launch import PLAIN, Launcher
 from grader.paths import ASSIGNMENT, IMPL_NAME, find_impl
 from grader.report import Flag, FlagKind, Report, Status
 from grader.run import GraderError, RawRun, collect_manifest, run_pytest, suite_paths
@@ -40,7 +41,7 @@ def outside_reason(path: str | Path, impl: str | Path) -> str | None:
 
 def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float = 600.0,
           tests_dir: str | Path | None = None, prespawn: bool = True, limits: Limits | None = None,
-          hide: tuple[str, ...] = ()) -> Report:
+          hide: tuple[str, ...] = (), launcher: Launcher = PLAIN) -> Report:
     """The report of path's attention.py on suite, or a report of every test failed if there is none to grade.
     Raises GraderError when the grader itself cannot grade (its sandbox does not start): never the student's."""
     impl = find_impl(path)
@@ -56,4 +57,4 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
                    f"{MAX_IMPL_BYTES / 1e6:g} MB is graded: remove what the lab does not need")
         return missing_report(path, suite, tests_dir, message, Flag(FlagKind.REFUSED, f"{IMPL_NAME} is too large"))
     return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, prespawn=prespawn,
-                                   limits=limits, hide=hide))
+                                   limits=limits, hide=hide, launcher=launcher))

@@ -5,7 +5,6 @@ a pipe (grader.plugin.Reporter) with a key sent on a second pipe; unsigned lines
 flagged, never believed. A test with no signed result did not pass.
 """
 
-import contextlib
 import hashlib
 import json
 import os
@@ -16,18 +15,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import prefork
-from grader.forkserver import Client
+from grader.launch import PLAIN, Launcher
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, suite_names
 from grader.report import CUT_SHORT_TEXT, Flag, FlagKind
-from grader.sandbox import zygote
 from grader.sandbox.isolation import level, make_undumpable, read_tail
 from grader.sandbox.policy import Limits, limits_from
-from grader.sandbox.spawn import spawn_worker
 from grader.signing import verify
 
 
@@ -140,73 +137,47 @@ def collect(run: RawRun, process: Any, report_fd: int, key: bytes, deadline: flo
         run.flags.append(Flag(FlagKind.TAMPERING, text))
 
 
-def _start_pytest(tests_dir, names, impl, extra_args=(), stdout=subprocess.DEVNULL, pass_fds=(), env=None):
-    """Start pytest on the suites with a fresh one-time key; returns (process, report pipe, key)."""
+def _start_pytest(tests_dir: Path, names: tuple[str, ...], impl: str | Path, extra_args: Sequence[str] = (),
+                  stdout: Any = subprocess.DEVNULL, pass_fds: dict[str, int] | None = None,
+                  env: dict[str, str] | None = None, launcher: Launcher = PLAIN) -> tuple[Any, int, bytes]:
+    """Start pytest on the suites with a fresh one-time key; returns (process, report pipe, key).
+    pass_fds: environment name -> file descriptor the child inherits beyond the key and report pipes."""
     key = secrets.token_bytes(32)
     key_read, key_write = os.pipe()
     report_read, report_write = os.pipe()
     os.write(key_write, key)
     os.close(key_write)
     command = _pytest_command([str(Path(tests_dir) / name) for name in names], impl, list(extra_args))
-    child_env = _child_env({Env.KEY_FD: str(key_read), Env.REPORT_FD: str(report_write), **(env or {})})
-    if prefork.active() is not None:  # batch: a fork of a process that imported torch and pytest already
-        process = _forked_pytest(command, child_env, stdout)
-    else:
-        process = subprocess.Popen(command, pass_fds=(key_read, report_write, *pass_fds), stdin=subprocess.DEVNULL,
-                                   stdout=stdout, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
-                                   env=child_env)
-    os.close(key_read)
-    os.close(report_write)
+    fds = {Env.KEY_FD: key_read, Env.REPORT_FD: report_write, **(pass_fds or {})}
+    child_env = _child_env({**{name: str(fd) for name, fd in fds.items()}, **(env or {})})
+    try:
+        if stdout == subprocess.DEVNULL:
+            with open(os.devnull, "wb") as devnull:
+                process = launcher.start_pytest(command, child_env, REPO, fds, devnull)
+        else:
+            process = launcher.start_pytest(command, child_env, REPO, fds, stdout)
+    finally:
+        os.close(key_read)
+        os.close(report_write)
     return process, report_read, key
-
-
-def _forked_pytest(command, env, stdout):
-    fds = {name: int(env[name]) for name in FD_VARIABLES if name in env}
-    pytest_args = command[command.index("pytest") + 1:]
-    if stdout == subprocess.DEVNULL:
-        with open(os.devnull, "wb") as devnull:
-            return prefork.active().start(pytest_args, env, REPO, fds, devnull.fileno())
-    return prefork.active().start(pytest_args, env, REPO, fds, stdout.fileno())
-
-
-FD_VARIABLES = (Env.KEY_FD, Env.REPORT_FD, Env.WORKER_FD)
-
-
-def start_servers(hide: list) -> list[Client]:
-    """Where this machine allows: the zygote the students' workers are forked from (grader.sandbox.zygote, hiding
-    the folders in hide) and the server their pytest children are forked from (grader.prefork). Each is
-    used once entered (with ...)."""
-    servers: list[Client] = []
-    if zygote.available():
-        servers.append(zygote.Zygote(hide=hide))
-    if prefork.available():
-        servers.append(prefork.Prefork(env=_child_env({})))
-    return servers
-
-
-def warm_servers(hide: list) -> contextlib.ExitStack:
-    """start_servers(hide), entered; they end when the stack closes."""
-    stack = contextlib.ExitStack()
-    for server in start_servers(hide):
-        stack.enter_context(server)
-    return stack
 
 
 def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
                tests_dir: str | Path | None = None, prespawn: bool = True, limits: Limits | None = None,
-               hide: tuple[str, ...] = ()) -> RawRun:
+               hide: tuple[str, ...] = (), launcher: Launcher = PLAIN) -> RawRun:
     """Run one suite (public, hidden or all) on the attention.py at impl; return a RawRun.
 
     prespawn: start the worker here, so that it imports torch while pytest starts (a second faster).
     It then is this process's child and could reach this process's file descriptors through /proc, so
     `batch`, which grades several students in one process, leaves it to pytest (prespawn=False), unless
-    it grades with a zygote (grader.sandbox.zygote): a zygote's worker is no child of ours and never sees us.
+    its launcher's workers are no children of ours (launcher.detached_workers: batch's zygote).
+    launcher: how the pytest child and the worker start (grader.launch; batch passes instructor.warm's).
     limits: the worker's limits and timeouts (default: Limits with the GRADER_* overrides of this process's
     environment). hide: folders no worker may see, beyond the checkout and the student's folder (batch: the
     class). Raises GraderError when the grader could not run the student's code at all.
     """
     limits = limits or limits_from(os.environ)
-    prespawn = prespawn or zygote.active() is not None
+    prespawn = prespawn or launcher.detached_workers
     names, tests_dir = suite_paths(suite, tests_dir)
     if not names:
         raise GraderError(f"no test suite {suite!r} under {tests_dir}")
@@ -218,17 +189,16 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     worker_env = {Env.WORKER_LOG: worker_log.name, Env.LIMITS: json.dumps(limits.to_json()),
                   Env.SANDBOX_HIDE: os.pathsep.join(map(str, hide)),
                   Env.SANDBOX: level()}  # the level this run was checked for, not one the child finds anew
-    worker_fds: tuple[int, ...] = ()
+    worker_fds: dict[str, int] = {}
     if prespawn:
-        worker, worker_sock = spawn_worker(impl, worker_log, new_session=True, public_only=names == ("public",),
-                                           limits=limits, hide=hide)
-        worker_env.update({Env.WORKER_FD: str(worker_sock.fileno()), Env.WORKER_PID: str(worker.pid)})
-        worker_fds = (worker_sock.fileno(),)
+        worker, worker_sock = launcher.start_worker(impl, worker_log, names == ("public",), limits, hide)
+        worker_env[Env.WORKER_PID] = str(worker.pid)
+        worker_fds[Env.WORKER_FD] = worker_sock.fileno()
     before = fingerprint(tests_dir)
     started = time.monotonic()
     log = tempfile.TemporaryFile()
     process, report_read, key = _start_pytest(tests_dir, names, impl, JSON_REPORT, stdout=log, pass_fds=worker_fds,
-                                              env=worker_env)
+                                              env=worker_env, launcher=launcher)
     if worker:
         worker_sock.close()
     collect(run, process, report_read, key, started + timeout)

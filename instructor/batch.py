@@ -9,11 +9,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from grader.grade import grade
+from grader.launch import PLAIN, Launcher
 from grader.paths import find_impl
 from grader.report import FlagKind, Report, failure_report
-from grader.run import GraderError, fingerprint, suite_paths, warm_servers
+from grader.run import GraderError, fingerprint, suite_paths
 from grader.sandbox.isolation import require
 from grader.tasks import TASKS
+from instructor.warm import warm_launcher
 
 
 def submissions(root):
@@ -26,10 +28,11 @@ def error_report(folder: str | Path, suite: str, why: str) -> Report:
 
 
 def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path | None = None,
-                 hide: tuple[str, ...] = ()) -> Report:
+                 hide: tuple[str, ...] = (), launcher: Launcher = PLAIN) -> Report:
     """folder's report; a report flagged as a grader error (not graded) when the grader itself failed."""
     try:
-        return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False, hide=hide)
+        return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False, hide=hide,
+                     launcher=launcher)
     except GraderError as error:
         return error_report(folder, suite, str(error))
     except Exception as error:  # one broken submission never stops the class
@@ -92,8 +95,9 @@ def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
     _, suite_dir = suite_paths(suite, tests_dir)
     before = fingerprint(suite_dir)
     hide = (str(Path(root).resolve()),)  # no worker reads a classmate's folder
-    with warm_servers(list(hide)), ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir, hide): folder for folder in folders}
+    with warm_launcher(hide) as launcher, ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir, hide, launcher): folder
+                   for folder in folders}
         for future in as_completed(futures):
             record(futures[future].name, future.result())
     if fingerprint(suite_dir) != before:

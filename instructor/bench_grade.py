@@ -199,8 +199,9 @@ WHERE_THE_TIME_GOES = [
     "(`make test`, Gradescope) pays both imports; its worker skips the meta-device warm-up (torch._dynamo, about",
     "1.3 CPU-seconds) unless the hidden suite runs, and the grader stops pytest as soon as it has closed its",
     "report channel (no interpreter shutdown). `batch` (and each Dask worker host) pays the imports once: each",
-    "student's worker is forked from a sandboxed zygote (grader/sandbox/zygote.py) and each pytest child from a",
-    "prefork server (grader/prefork.py), both warm, their imports frozen out of the garbage collector. On Dask,",
+    "student's worker is forked from a sandboxed zygote (instructor/warm/zygote.py) and each pytest child from",
+    "a prefork server (instructor/warm/prefork.py), both warm, their imports frozen out of the garbage collector.",
+    "On Dask,",
     "a host's worker processes share one zygote and one prefork server (instructor/host.py), and the workers run",
     "without Dask's profiler (instructor.cluster.DASK_SETTINGS).",
 ]

@@ -76,7 +76,7 @@ def _grade(job: Job, suite: str, timeout: float) -> Report:
             folder.mkdir()
             if job.source is not None:
                 (folder / "attention.py").write_bytes(job.source)
-            report = grade_folder(folder, suite, timeout, hide=(scratch,))
+            report = grade_folder(folder, suite, timeout, hide=(scratch,), launcher=host.shared().launcher())
         if not host.forget_if_broken():
             break
     return report

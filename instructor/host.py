@@ -4,7 +4,7 @@ A warm pair costs about 5 CPU-seconds to start (each imports torch); a host with
 that N times. The first worker process starts the pair and answers on an abstract Unix socket named after its
 uid, interpreter, checkout and parent (the process whose nannies started the workers: a LocalCluster's client,
 one `dask worker --nworkers N`, so one Slurm job); each later sibling attaches through it and gets channels of
-its own (grader.forkserver), so the servers outlive the process that started them and end when the last one
+its own (instructor.warm.forkserver), so the servers outlive the process that started them and end when the last one
 using them does. A process that cannot attach (nobody answers in time, or not as our uid) starts a pair of its
 own; one whose servers died forgets them and attaches or starts anew (grade_job then grades that student again).
 
@@ -24,12 +24,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from grader.forkserver import Client
 from grader.paths import REPO
-from grader.prefork import Prefork
-from grader.run import start_servers
 from grader.sandbox.isolation import private_dir
-from grader.sandbox.zygote import Zygote
+from instructor.warm import WarmLauncher, launcher_for, start_servers
+from instructor.warm.forkserver import Client
+from instructor.warm.prefork import Prefork
+from instructor.warm.zygote import Zygote
 
 CONNECT_TIMEOUT_S = 5.0
 ATTACH_TIMEOUT_S = 120.0  # the starter's servers may still be importing torch
@@ -52,6 +52,9 @@ class HostServers:
     def broken(self) -> bool:
         return any(server.channel.gone for server in self.servers)
 
+    def launcher(self) -> WarmLauncher:
+        return launcher_for(self.servers)
+
 
 _SHARED: list[HostServers] = []
 _LOCK = threading.Lock()
@@ -61,10 +64,7 @@ def shared() -> HostServers:
     """This host's servers, attached to (or started) on this process's first call and used from then on."""
     with _LOCK:
         if not _SHARED:
-            host = _attach_or_start()
-            for server in host.servers:
-                server.__enter__()  # this process grades with them until it ends, or they break
-            _SHARED.append(host)
+            _SHARED.append(_attach_or_start())  # this process grades with them until it ends, or they break
         return _SHARED[0]
 
 
@@ -77,7 +77,7 @@ def forget_if_broken() -> bool:
         if host.listener is not None:
             host.listener.close()
         for server in host.servers:
-            server.__exit__(None, None, None)
+            server.close()
         return True
 
 

@@ -8,14 +8,11 @@ import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from grader.paths import GRADER
 from grader.sandbox import isolation as sandbox
 from grader.sandbox.policy import Limits
-
-if TYPE_CHECKING:
-    from grader.sandbox.zygote import ZygoteWorker
 
 UNSANDBOXED = ("import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.worker import main; "
                "main(sys.argv[2:])")
@@ -34,7 +31,7 @@ def worker_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = False, public_only: bool = False,
                  limits: Limits | None = None, hide: Iterable[str | Path] = ()
-                 ) -> "tuple[sandbox.SandboxedProcess | ZygoteWorker, socket.socket]":
+                 ) -> tuple[sandbox.SandboxedProcess, socket.socket]:
     """Start the worker on impl_file; returns (process, our end of its socket).
 
     Python starts isolated and unbuffered (-I -u; -I: no PYTHONPATH, no user site, no script folder on
@@ -42,12 +39,7 @@ def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = Fals
     public_only: the run grades the public suite only, so the worker skips warming what only the hidden
     suite uses (grader.sandbox.worker.warm_up). hide: folders no view may show (batch: the class).
     """
-    from grader.sandbox import zygote
-
     limits = limits or Limits()
-    active = zygote.active()
-    if active is not None:  # batch: a fork of the zygote, which has imported torch already
-        return active.spawn(impl_file, log, limits)
     parent_sock, child_sock = socket.socketpair()
     fd = child_sock.fileno()
     warm = "public" if public_only else "all"

@@ -138,7 +138,7 @@ BATCH_FAULT = textwrap.dedent("""
 
 
 def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and_regrades_them(tmp_path, monkeypatch):
-    from grader.sandbox import zygote
+    import instructor.warm
     from instructor.cli import main
 
     root = tmp_path / "class"
@@ -149,7 +149,7 @@ def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and
         shutil.copy(source, root / name / "attention.py")
     bin_dir = fake_unshare(tmp_path / "bin", BATCH_FAULT.format(failing=FAILING))
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(zygote, "available", lambda: False)  # each student's worker then starts with unshare
+    monkeypatch.setattr(instructor.warm, "zygote_available", lambda: False)  # each worker starts with unshare
     output = tmp_path / "grades.csv"
     assert main(["batch", str(root), "--suite", "public", "--output", str(output)]) != 0
     rows = gradebook(output)

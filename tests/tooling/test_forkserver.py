@@ -1,4 +1,4 @@
-"""The fork loop the prefork server and the zygote share (grader.forkserver): one server, several channels,
+"""The fork loop the prefork server and the zygote share (instructor.warm.forkserver): one server, several channels,
 and a client that goes away costs no one else."""
 
 import json
@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from grader import prefork
+from instructor.warm import prefork
 from grader.run import _child_env
 
 pytestmark = pytest.mark.skipif(not prefork.available(), reason="needs Linux pidfds")

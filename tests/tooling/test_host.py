@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from grader.paths import REPO, SOLUTION_FILE
-from grader.sandbox import zygote
+from instructor.warm import zygote
 from instructor import host
 
 needs_zygote = pytest.mark.skipif(not zygote.available(), reason="needs root, namespaces and pidfds (CI has them)")

@@ -1,4 +1,4 @@
-"""Workers forked from the zygote (grader.sandbox.zygote): the sandbox of a fresh worker, and nothing one student's
+"""Workers forked from the zygote (instructor.warm.zygote): the sandbox of a fresh worker, and nothing one student's
 worker does reaches the zygote or another student's worker."""
 
 import os
@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from grader.paths import REPO
-from grader.sandbox import cgroups, slots, zygote
+from grader.sandbox import cgroups, slots
 from grader.sandbox.errors import SubmissionCrashed, SubmissionTimeout
 from grader.sandbox.policy import Limits
 from grader.sandbox.proxy import Submission
+from instructor.warm import zygote
 from tests.tooling.test_sandbox import PROBE
 
 pytestmark = pytest.mark.skipif(not zygote.available(), reason="needs root, namespaces and pidfds (CI has them)")

@@ -17,7 +17,7 @@ zygote kills the children of a channel that closes (its client ended), and exits
 closes.
 
     with Zygote(hide=[class_folder]) as zygote:      # the client: the process that runs the grades
-        worker, sock = zygote.spawn(impl_file, log, limits)  # what grader.sandbox.spawn.spawn_worker returns
+        worker, sock = zygote.spawn(impl_file, log, limits)  # as grader.sandbox.spawn.spawn_worker
 """
 
 import contextlib
@@ -34,8 +34,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, NoReturn
 
-from grader import forkserver
-from grader.forkserver import Channel, ServerGone
 from grader.paths import GRADER, REPO
 from grader.sandbox import isolation as sandbox
 from grader.sandbox import linux
@@ -43,10 +41,15 @@ from grader.sandbox.boot import START_FAILED, run_init
 from grader.sandbox.policy import DEFAULT, Limits
 from grader.sandbox.spawn import worker_environment
 from grader.sandbox.view import View, build, mount_point, mount_scratch, plan
+from instructor.warm import forkserver
+from instructor.warm.forkserver import Channel, ServerGone
 
 STUDENT_NAMESPACES = (linux.CLONE_NEWNS | linux.CLONE_NEWUTS | linux.CLONE_NEWIPC | linux.CLONE_NEWPID
                       | linux.CLONE_NEWNET)
-BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.zygote import serve; serve(sys.argv[2])"
+# The zygote imports its own code (instructor.warm) from the checkout before it builds its view, which holds
+# grader/ alone, as every worker's does.
+BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); from instructor.warm.zygote import serve; "
+        "serve(sys.argv[2])")
 
 
 # -- the client side ---------------------------------------------------------------------------------
@@ -128,11 +131,6 @@ class Zygote(forkserver.Client):
         super().close()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def active() -> Zygote | None:
-    """The zygote this process grades with (grader.sandbox.spawn asks), or None."""
-    return Zygote.current()
 
 
 def available() -> bool:

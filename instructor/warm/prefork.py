@@ -19,11 +19,12 @@ import socket
 import subprocess
 import sys
 
-from grader import forkserver
-from grader.forkserver import Channel
 from grader.paths import REPO
+from instructor.warm import forkserver
+from instructor.warm.forkserver import Channel
 
-BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.prefork import serve; serve(int(sys.argv[2]))"
+BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); from instructor.warm.prefork import serve; "
+        "serve(int(sys.argv[2]))")
 
 
 class ForkedProcess(forkserver.Forked):
@@ -59,11 +60,6 @@ class Prefork(forkserver.Client):
         names = sorted(fds)
         request = {"args": args, "env": env, "cwd": str(cwd), "names": names}
         return ForkedProcess(self.channel.request(request, [stdout, *(fds[n] for n in names)]))
-
-
-def active() -> Prefork | None:
-    """The prefork server this process starts its pytest children from (grader.run asks), or None."""
-    return Prefork.current()
 
 
 def available() -> bool:

@@ -1,4 +1,4 @@
-"""What grader.prefork and grader.sandbox.zygote share: a server that imported something once and then only
+"""What instructor.warm.prefork and instructor.warm.zygote share: a server that imported something once and then only
 forks, one child per request, and the control channels its clients reach it by.
 
 A request is a JSON object with file descriptors; the server forks a child for it and replies b"ok" with
@@ -78,13 +78,9 @@ class Channel:
 
 class Client:
     """This process's side of one fork server: one it started (`process`), or one another process started
-    and handed us a channel to (Client.attached). Entered (with ...), it is the one its kind's active() gives."""
+    and handed us a channel to (Client.attached). Used as a context manager, it is closed at the end."""
 
     KIND: ClassVar[str]  # what instructor.host calls it on the wire
-    _active: ClassVar[list]
-
-    def __init_subclass__(cls) -> None:
-        cls._active = []  # per kind: the servers this process grades with, the newest last
 
     def __init__(self, channel: Channel, process: subprocess.Popen | None = None) -> None:
         self.channel = channel
@@ -95,10 +91,6 @@ class Client:
         """A client of a server another process started (its channel from Channel.attach)."""
         return cls(channel=Channel(control))
 
-    @classmethod
-    def current(cls: type[C]) -> C | None:
-        return cls._active[-1] if cls._active else None
-
     def close(self) -> None:
         """Close our channel; the server exits when its last one closes (at once, if we started it)."""
         self.channel.close()
@@ -108,11 +100,9 @@ class Client:
             self.process.wait()
 
     def __enter__(self: C) -> C:
-        self._active.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._active.remove(self)
         self.close()
 
 

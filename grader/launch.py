@@ -1,0 +1,46 @@
+"""How a grading run starts its two processes: the pytest child that runs the suites, and the worker that
+runs the student's code. grade() takes a Launcher; the plain one (PLAIN) starts each as a new process.
+`instructor batch` passes a warm launcher (instructor.warm) that forks both from servers that imported
+torch once."""
+
+import socket
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from grader.sandbox.policy import Limits
+from grader.sandbox.spawn import spawn_worker
+
+
+class Launcher(Protocol):
+    #: the worker is no child of the grader's process, so the grader may start it before pytest (it could
+    #: otherwise reach the grader's file descriptors through /proc)
+    detached_workers: bool
+
+    def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, fds: dict[str, int],
+                     stdout: int | IO[bytes]) -> Any:
+        """Start `python -m pytest` (argv) with env, in its own session; fds: environment name -> file
+        descriptor it inherits (env already names each). Returns a Popen-like process."""
+
+    def start_worker(self, impl_file: Path, log: IO[bytes], public_only: bool, limits: Limits,
+                     hide: Sequence[str]) -> tuple[Any, socket.socket]:
+        """Start the worker on impl_file; (its process, our end of its socket)."""
+
+
+class PlainLauncher:
+    """Each process is a new one: `python -m pytest`, and the worker through grader.sandbox.spawn."""
+
+    detached_workers = False
+
+    def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, fds: dict[str, int],
+                     stdout: int | IO[bytes]) -> subprocess.Popen:
+        return subprocess.Popen(argv, pass_fds=tuple(fds.values()), stdin=subprocess.DEVNULL, stdout=stdout,
+                                stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True, env=env)
+
+    def start_worker(self, impl_file: Path, log: IO[bytes], public_only: bool, limits: Limits,
+                     hide: Sequence[str]) -> tuple[Any, socket.socket]:
+        return spawn_worker(impl_file, log, new_session=True, public_only=public_only, limits=limits, hide=hide)
+
+
+PLAIN = PlainLauncher()
