@@ -27,6 +27,7 @@ SHIPPED = (
     "docs/benchmarks.md",
     "docs/figures",
     "requirements.txt",
+    "requirements-notebook.txt",
     ".gitignore",
 )
 PLATFORM = INSTRUCTOR / "platform"
