@@ -2,7 +2,6 @@
 instructor.cluster), into a CSV gradebook and one JSON report per student. A broken submission costs its
 student only. Options join GitHub Classroom's roster (instructor.lms) and flag similar code (instructor.similarity)."""
 
-import csv
 import json
 import os
 import sys
@@ -15,6 +14,7 @@ from grader.report import FlagKind, Report, failure_report
 from grader.run import fingerprint, suite_paths, warm_servers
 from grader.sandbox.isolation import require
 from grader.tasks import TASKS
+from instructor import csvsafe
 
 
 def submissions(root):
@@ -113,7 +113,7 @@ def write_gradebook(reports: dict[str, Report], output: str | Path) -> None:
     task_ids = [task.id for task in TASKS]
     extra = sorted({t for report in reports.values() for t in report.tasks} - set(task_ids))
     with open(output, "w", newline="") as handle:
-        writer = csv.writer(handle)
+        writer = csvsafe.writer(handle)  # a folder name is the student's to choose: no formulas
         writer.writerow(["student", *task_ids, *extra, "total", "max_score", "flags"])
         for student in sorted(reports):
             report = reports[student]

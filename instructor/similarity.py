@@ -11,13 +11,13 @@ A flag is a reason to read two files, not a verdict: a short assignment done fro
 gives honest pairs too.
 """
 
-import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.paths import STUB_FILE
 from grader.report import Flag, FlagKind
+from instructor import csvsafe
 
 STUBS = STUB_FILE
 DISPLAY_THRESHOLD = 0.33
@@ -63,7 +63,7 @@ def compare(files: Mapping[str, str | Path], html: Path, boilerplate: Path = STU
 def write_pairs(pairs: Sequence[Pair], path: Path) -> None:
     """The pairs as CSV rows, shares to three decimals."""
     with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
+        writer = csvsafe.writer(handle)
         writer.writerow(["student", "other", "share_of_student_in_other", "share_of_other_in_student",
                          "overlapping_tokens"])
         for pair in pairs:
