@@ -84,8 +84,10 @@ figures: $(PY)
 bench: $(PY)
 	$(PY) -m instructor bench
 
+# GITHUB_REPO=OWNER/NAME: the public template repository the Colab links open (release refuses without it).
 student: $(PY)
-	$(PY) -m instructor release dist/student $(if $(GITHUB_REPO),--github $(GITHUB_REPO))
+	rm -rf dist/student-solutions
+	$(PY) -m instructor release dist/student --solutions-out dist/student-solutions $(if $(GITHUB_REPO),--github $(GITHUB_REPO))
 
 gradescope: $(PY)
 	$(PY) -m instructor gradescope dist/gradescope

@@ -47,7 +47,14 @@ def cmd_canvas_export(args: argparse.Namespace) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     from instructor.release import release
 
-    print(f"student template written to {release(args.dest, git=not args.no_git, github=args.github)}")
+    try:
+        dest = release(args.dest, git=not args.no_git, github=args.github, solutions_out=args.solutions_out)
+    except ValueError as error:
+        print(f"release: {error}", file=sys.stderr)
+        return 2
+    print(f"student template written to {dest} (public: Colab opens {args.github} from it)")
+    if args.solutions_out:
+        print(f"the reference copy written to {args.solutions_out}: push it to a PRIVATE repository only")
     return 0
 
 
@@ -100,8 +107,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     release = commands.add_parser("release", help="build the student template repository in DEST")
     release.add_argument("dest")
     release.add_argument("--no-git", action="store_true", help="do not make it a one-commit git repository")
-    release.add_argument("--github", default="COURSE/lab03-template", metavar="OWNER/NAME",
-                         help="the template's GitHub repository, for the Open in Colab links")
+    release.add_argument("--github", metavar="OWNER/NAME",
+                         help="the template's public GitHub repository, which the Open in Colab links open (required)")
+    release.add_argument("--solutions-out", metavar="DIR",
+                         help="also write a copy with the reference solution to DIR, for a private repository")
     release.set_defaults(run=cmd_release)
 
     bundle = commands.add_parser("gradescope", help="build DEST/autograder.zip for Gradescope")

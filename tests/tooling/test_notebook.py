@@ -131,6 +131,16 @@ def test_on_colab_the_first_cell_asks_for_attention_py_and_the_notebook_runs(tmp
     assert "attention.py is ready" in text and "[skipped]" not in text
 
 
+def test_on_colab_running_the_upload_cell_again_replaces_the_attention_py_there(tmp_path):
+    for relative, text in FAKE_COLAB.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    env = {"PYTHONPATH": str(tmp_path), "FAKE_UPLOAD": str(REPO / "solutions" / "attention.py")}
+    executed = notebook.execute(REPO / "assignment", env=env)  # the stubs are there from an earlier upload
+    text = "".join(output.get("text", "") for output in code_outputs(executed))
+    assert "attention.py is ready" in text and "[skipped]" not in text and "not implemented yet" not in text
+
+
 def test_off_colab_the_colab_cell_prints_nothing(on_the_reference):
     colab_cell = next(cell for cell in on_the_reference.cells if "google.colab" in cell.source)
     assert colab_cell.outputs == []
