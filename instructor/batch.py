@@ -54,16 +54,22 @@ def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, 
             _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox)
         else:
             _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record)
-    if similarity:
-        _flag_similar(folders, reports, output)
+    _write_results(reports, reports_dir, output, roster)
+    if similarity and _flag_similar(folders, reports, output):  # last: the grades above stand whatever it does
+        _write_results(reports, reports_dir, output, roster, quiet=True)
+    return reports
+
+
+def _write_results(reports, reports_dir, output, roster, quiet=False):
     for student, report in reports.items():
         (reports_dir / f"{student}.json").write_text(json.dumps(report.to_json(), indent=2))
     write_gradebook(reports, output)
     if roster:
         from instructor import lms
 
-        lms.report(lms.add_roster(output, roster), sys.stderr)
-    return reports
+        unmatched = lms.add_roster(output, roster)
+        if not quiet:
+            lms.report(unmatched, sys.stderr)
 
 
 def _progress(total, enabled):
@@ -102,11 +108,11 @@ def _flag_similar(folders, reports, output):
     from instructor import similarity
 
     files = {folder.name: impl for folder in folders if (impl := find_impl(folder)) is not None and impl.is_file()}
-    stem = Path(output).with_suffix("").as_posix()
-    pairs = similarity.compare(files, Path(stem + "-similarity.html"))
-    similarity.write_pairs(pairs, Path(stem + "-similarity.csv"))
-    for student, flags in similarity.flags(pairs).items():
-        reports[student].flags = reports[student].flags + flags
+    try:
+        return similarity.flag_class(files, reports, output)
+    except similarity.SimilarityTimeout as error:
+        print(f"similarity: {error}", file=sys.stderr)
+        return False
 
 
 def write_gradebook(reports: dict[str, Report], output: str | Path) -> None:
