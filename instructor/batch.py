@@ -95,12 +95,14 @@ def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
 
 def _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox):
     from instructor.cluster import Job, connect, grade_on_cluster
+    from instructor.preflight import check_workers
 
     jobs = []
     for folder in folders:
         impl = find_impl(folder)
         jobs.append(Job(folder.name, impl.read_bytes() if impl is not None and impl.is_file() else None))
     with connect(scheduler, cluster) as client:
+        check_workers(client, scheduler or "", suite, no_sandbox)  # one line if any worker cannot grade
         grade_on_cluster(jobs, suite, timeout, client, record, no_sandbox)
 
 

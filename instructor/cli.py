@@ -17,27 +17,32 @@ def cmd_stubs(args: argparse.Namespace) -> int:
 
 def cmd_batch(args: argparse.Namespace) -> int:
     from grader.sandbox.isolation import SandboxUnavailable, describe
+    from instructor import summary
     from instructor.batch import run_batch
+    from instructor.preflight import BadInput, Stalled, check_batch
 
-    print(describe(), file=sys.stderr)
     try:
+        check_batch(args)  # every argument, before any grading
+        print(describe(), file=sys.stderr)
         reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
                             no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
                             roster=args.roster, similarity=args.similarity)
-    except SandboxUnavailable as error:
-        print(error, file=sys.stderr)
+    except (SandboxUnavailable, BadInput, Stalled) as error:
+        print(f"batch: {error}", file=sys.stderr)
         return 2
-    print(f"graded {len(reports)} submissions into {args.output}")
+    print("\n".join(summary.lines(reports, args.output)))
     return 0
 
 
 def cmd_canvas_export(args: argparse.Namespace) -> int:
     from instructor import lms
+    from instructor.preflight import check_canvas_export
 
     try:
+        check_canvas_export(args)
         unmatched = lms.canvas_export(args.gradebook, args.canvas, args.column, args.output)
-    except ValueError as error:
-        print(error, file=sys.stderr)
+    except ValueError as error:  # preflight.BadInput included
+        print(f"canvas-export: {error}", file=sys.stderr)
         return 2
     lms.report(unmatched, sys.stderr)
     print(f"wrote {args.output}: import it in Canvas under Grades > Import")
