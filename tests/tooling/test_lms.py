@@ -134,7 +134,8 @@ def test_who_is_unmatched_is_listed_one_per_line(joined):
 
 def test_canvas_export_refuses_an_id_on_two_rows(joined, tmp_path):
     gradebook, _ = joined
-    export = write(tmp_path / "export.csv", [*CANVAS, ["L, Ada (again)", "9001", "S9", "x@uni.example", "CS 101", "", ""]])
+    again = ["L, Ada (again)", "9001", "S9", "x@uni.example", "CS 101", "", ""]
+    export = write(tmp_path / "export.csv", [*CANVAS, again])
     with pytest.raises(ValueError, match="^--canvas .* the ID 9001 appears on more than one row"):
         lms.canvas_export(gradebook, export, "Lab 03", tmp_path / "out.csv")
 

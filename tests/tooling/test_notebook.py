@@ -5,12 +5,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
+import tomllib
 from jupytext.paired_paths import paired_paths
 
 from grader.paths import REPO

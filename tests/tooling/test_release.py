@@ -10,7 +10,6 @@ from grader.paths import REPO
 from instructor import release
 from instructor.stubs import SOLUTION_FILE, solution_snippets
 
-
 GITHUB = "cs-course/lab03-starter"
 
 
@@ -30,7 +29,8 @@ def files(tree):
 
 
 def test_template_has_what_a_student_needs(template):
-    assert {"assignment/attention.py", "assignment/playground.ipynb", "Makefile", "README.md", "requirements.txt", "requirements-notebook.txt",
+    assert {"assignment/attention.py", "assignment/playground.ipynb", "Makefile", "README.md", "requirements.txt",
+            "requirements-notebook.txt",
             ".github/workflows/classroom.yml", "docs/lab.md", "grader/sandbox/worker.py", "tests/conftest.py",
             "tests/public/test_sdpa.py", "tests/support/oracle.py"} <= files(template)
 
