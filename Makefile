@@ -6,9 +6,13 @@ IMPL ?= assignment
 SUITE ?= all
 FORMAT ?= summary
 TORCH_VERSION := 2.13.0
-# CPU-only wheels (pip takes everything else from PyPI). A plain-PyPI torch on Linux is a multi-GB CUDA build.
+# torch comes from PyTorch's CPU index ONLY (--index-url, never --extra-index-url: with two indexes pip may take
+# PyPI's torch, on Linux a multi-GB CUDA build), in a step of its own; then grader.cpu_torch stops the install
+# if a CUDA build got in anyway (from an index in your pip configuration, say).
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
-REQUIREMENTS := $(if $(wildcard requirements-dev.txt),requirements-dev.txt,requirements.txt)
+TORCH_PIP_OPTIONS ?= --retries 3 --timeout 30
+# requirements.txt is what grading needs; requirements-notebook.txt adds the notebook's; -dev the instructors'.
+REQUIREMENTS ?= $(firstword $(wildcard requirements-dev.txt requirements-notebook.txt) requirements.txt)
 
 .PHONY: help install test grade clean
 
@@ -22,7 +26,10 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 install: $(PY)
-	$(PY) -m pip install --retries 1 --timeout 20 --extra-index-url $(TORCH_INDEX) torch==$(TORCH_VERSION)
+	@$(PY) -m pip install $(TORCH_PIP_OPTIONS) --index-url $(TORCH_INDEX) torch==$(TORCH_VERSION) || { \
+	  echo "make install: torch==$(TORCH_VERSION) could not be installed from $(TORCH_INDEX) (PyTorch's CPU index):" \
+	       "check your connection or set TORCH_INDEX=URL of a mirror of it; nothing else was installed" >&2; exit 1; }
+	$(PY) -m grader.cpu_torch
 	$(PY) -m pip install -r $(REQUIREMENTS)
 
 test: $(PY)
@@ -77,8 +84,10 @@ figures: $(PY)
 bench: $(PY)
 	$(PY) -m instructor bench
 
+# GITHUB_REPO=OWNER/NAME: the public template repository the Colab links open (release refuses without it).
 student: $(PY)
-	$(PY) -m instructor release dist/student $(if $(GITHUB_REPO),--github $(GITHUB_REPO))
+	rm -rf dist/student-solutions
+	$(PY) -m instructor release dist/student --solutions-out dist/student-solutions $(if $(GITHUB_REPO),--github $(GITHUB_REPO))
 
 gradescope: $(PY)
 	$(PY) -m instructor gradescope dist/gradescope

@@ -22,6 +22,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return 2
     options = dict(verbose=args.verbose, show_output=args.show_output)
     text = RENDERERS[args.format](report, hidden_visibility=args.hidden_visibility, **options)
+    for name, path in args.also:  # more formats of the same run, each into its file
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(RENDERERS[name](report, hidden_visibility=args.hidden_visibility, **options))
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text)
@@ -50,6 +53,17 @@ def cmd_gradescope_run(args: argparse.Namespace) -> int:
     return 0
 
 
+FORMATS = ("summary", "json", "gradescope", "classroom", "pytest-json", "github", "github-annotations")
+
+
+def format_and_path(text: str) -> tuple[str, str]:
+    """--also FORMAT=PATH, refused in one line (argparse's) when either half is wrong."""
+    name, _, path = text.partition("=")
+    if name not in FORMATS or not path:
+        raise argparse.ArgumentTypeError(f"{text!r}: write FORMAT=PATH with FORMAT one of {', '.join(FORMATS)}")
+    return name, path
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -57,9 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade = commands.add_parser("grade", help="grade one attention.py")
     grade.add_argument("--impl", default=str(ASSIGNMENT), help="folder (or file) with attention.py")
     grade.add_argument("--suite", choices=SUITE_CHOICES, default="public")
-    grade.add_argument("--format", choices=("summary", "json", "gradescope", "classroom", "pytest-json"),
-                       default="summary")
+    grade.add_argument("--format", choices=FORMATS, default="summary")
     grade.add_argument("--output", help="write the report here instead of stdout")
+    grade.add_argument("--also", type=format_and_path, action="append", default=[], metavar="FORMAT=PATH",
+                       help="also write the same run in FORMAT to PATH (repeatable), e.g. github=$GITHUB_STEP_SUMMARY")
     grade.add_argument("--verbose", action="store_true", help="summary: every failure, not the first per task")
     grade.add_argument("--show-output", action="store_true",
                        help="summary: also print the last lines your code printed (the worker's log)")

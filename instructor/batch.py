@@ -15,6 +15,7 @@ from grader.report import FlagKind, Report, failure_report
 from grader.run import GraderError, fingerprint, suite_paths
 from grader.sandbox.isolation import require
 from grader.tasks import TASKS
+from instructor import csvsafe
 from instructor.warm import warm_launcher
 
 
@@ -73,16 +74,23 @@ def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, 
             _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox)
         else:
             _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record)
-    if similarity:
-        _flag_similar(folders, reports, output)
+    keep = only is not None
+    _write_results(reports, reports_dir, output, roster, keep)
+    if similarity and _flag_similar(folders, reports, output):  # last: the grades above stand whatever it does
+        _write_results(reports, reports_dir, output, roster, keep, quiet=True)
+    return reports
+
+
+def _write_results(reports, reports_dir, output, roster, keep, quiet=False):
     for student, report in reports.items():
         (reports_dir / f"{student}.json").write_text(json.dumps(report.to_json(), indent=2))
-    write_gradebook(reports, output, keep=only is not None)
+    write_gradebook(reports, output, keep=keep)
     if roster:
         from instructor import lms
 
-        lms.report(lms.add_roster(output, roster), sys.stderr)
-    return reports
+        unmatched = lms.add_roster(output, roster)
+        if not quiet:
+            lms.report(unmatched, sys.stderr)
 
 
 def _progress(total, enabled):
@@ -106,12 +114,14 @@ def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
 
 def _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox):
     from instructor.cluster import Job, connect, grade_on_cluster
+    from instructor.preflight import check_workers
 
     jobs = []
     for folder in folders:
         impl = find_impl(folder)
         jobs.append(Job(folder.name, impl.read_bytes() if impl is not None and impl.is_file() else None))
     with connect(scheduler, cluster) as client:
+        check_workers(client, scheduler or "", suite, no_sandbox)  # one line if any worker cannot grade
         grade_on_cluster(jobs, suite, timeout, client, record, no_sandbox)
 
 
@@ -119,11 +129,11 @@ def _flag_similar(folders, reports, output):
     from instructor import similarity
 
     files = {folder.name: impl for folder in folders if (impl := find_impl(folder)) is not None and impl.is_file()}
-    stem = Path(output).with_suffix("").as_posix()
-    pairs = similarity.compare(files, Path(stem + "-similarity.html"))
-    similarity.write_pairs(pairs, Path(stem + "-similarity.csv"))
-    for student, flags in similarity.flags(pairs).items():
-        reports[student].flags = reports[student].flags + flags
+    try:
+        return similarity.flag_class(files, reports, output)
+    except similarity.SimilarityTimeout as error:
+        print(f"similarity: {error}", file=sys.stderr)
+        return False
 
 
 def gradebook_row(student: str, report: Report, task_ids: list[str]) -> list[str | float]:
@@ -148,7 +158,7 @@ def write_gradebook(reports: dict[str, Report], output: str | Path, keep: bool =
         if old and old[0] == header:
             rows = {row[0]: row for row in old[1:] if row} | rows
     with open(output, "w", newline="") as handle:
-        writer = csv.writer(handle)
+        writer = csvsafe.writer(handle)  # a folder name is the student's to choose: no formulas
         writer.writerow(header)
         for student in sorted(rows):
             writer.writerow(rows[student])

@@ -18,25 +18,26 @@ def cmd_stubs(args: argparse.Namespace) -> int:
 
 def cmd_batch(args: argparse.Namespace) -> int:
     from grader.sandbox.isolation import SandboxUnavailable, describe
+    from instructor import summary
     from instructor.batch import not_graded, not_graded_students, run_batch
+    from instructor.preflight import BadInput, Stalled, check_batch
 
-    print(describe(), file=sys.stderr)
     only = None
-    if args.only_failed:
-        if not Path(args.output).is_file():
-            print(f"--only-failed: no gradebook at {args.output} to complete: run batch without it first",
-                  file=sys.stderr)
-            return 2
-        only = not_graded_students(args.output)
     try:
+        check_batch(args)  # every argument, before any grading
+        if args.only_failed:
+            if not Path(args.output).is_file():
+                raise BadInput(f"--only-failed: no gradebook at {args.output} to complete: run batch without it first")
+            only = not_graded_students(args.output)
+        print(describe(), file=sys.stderr)
         reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
                             no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
                             roster=args.roster, similarity=args.similarity, only=only)
-    except SandboxUnavailable as error:
-        print(error, file=sys.stderr)
+    except (SandboxUnavailable, BadInput, Stalled) as error:
+        print(f"batch: {error}", file=sys.stderr)
         return 2
+    print("\n".join(summary.lines(reports, args.output)))
     failed = sorted(student for student, report in reports.items() if not_graded(report))
-    print(f"graded {len(reports) - len(failed)} of {len(reports)} submissions into {args.output}")
     if failed:
         print(f"{len(failed)} not graded (a grader error, not the students' doing): {', '.join(failed)}\n"
               f"regrade just those with: python -m instructor batch {args.submissions} --output {args.output} "
@@ -47,11 +48,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 def cmd_canvas_export(args: argparse.Namespace) -> int:
     from instructor import lms
+    from instructor.preflight import check_canvas_export
 
     try:
+        check_canvas_export(args)
         unmatched = lms.canvas_export(args.gradebook, args.canvas, args.column, args.output)
-    except ValueError as error:
-        print(error, file=sys.stderr)
+    except ValueError as error:  # preflight.BadInput included
+        print(f"canvas-export: {error}", file=sys.stderr)
         return 2
     lms.report(unmatched, sys.stderr)
     print(f"wrote {args.output}: import it in Canvas under Grades > Import")
@@ -61,7 +64,14 @@ def cmd_canvas_export(args: argparse.Namespace) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     from instructor.release import release
 
-    print(f"student template written to {release(args.dest, git=not args.no_git, github=args.github)}")
+    try:
+        dest = release(args.dest, git=not args.no_git, github=args.github, solutions_out=args.solutions_out)
+    except ValueError as error:
+        print(f"release: {error}", file=sys.stderr)
+        return 2
+    print(f"student template written to {dest} (public: Colab opens {args.github} from it)")
+    if args.solutions_out:
+        print(f"the reference copy written to {args.solutions_out}: push it to a PRIVATE repository only")
     return 0
 
 
@@ -116,8 +126,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     release = commands.add_parser("release", help="build the student template repository in DEST")
     release.add_argument("dest")
     release.add_argument("--no-git", action="store_true", help="do not make it a one-commit git repository")
-    release.add_argument("--github", default="COURSE/lab03-template", metavar="OWNER/NAME",
-                         help="the template's GitHub repository, for the Open in Colab links")
+    release.add_argument("--github", metavar="OWNER/NAME",
+                         help="the template's public GitHub repository, which the Open in Colab links open (required)")
+    release.add_argument("--solutions-out", metavar="DIR",
+                         help="also write a copy with the reference solution to DIR, for a private repository")
     release.set_defaults(run=cmd_release)
 
     bundle = commands.add_parser("gradescope", help="build DEST/autograder.zip for Gradescope")

@@ -116,9 +116,10 @@ def connect(scheduler: str | None, cluster: str | None) -> Iterator[Any]:
 def grade_on_cluster(jobs: list[Job], suite: str, timeout: float, client: Any, on_result: Callable[..., None],
                      no_sandbox: bool = False, task: Callable[..., Any] = grade_job) -> None:
     """Submit every job, then hand each (student, report) to on_result as it completes."""
-    from distributed import KilledWorker, as_completed
+    from distributed import KilledWorker
 
     from instructor.batch import error_report
+    from instructor.preflight import STALL_MARGIN, completing
 
     futures = {
         client.submit(task, job, suite, timeout, no_sandbox, key=f"grade-{job.student}", pure=False):
@@ -126,7 +127,7 @@ def grade_on_cluster(jobs: list[Job], suite: str, timeout: float, client: Any, o
         for job in jobs
     }
     try:
-        for future in as_completed(futures):
+        for future in completing(futures, timeout + STALL_MARGIN, client):  # Stalled when none completes
             student = futures[future]
             try:
                 _, report, changed = future.result()

@@ -1,9 +1,11 @@
 """assignment/playground.ipynb, built by jupytext from instructor/playground_source.py.
 
-The source is a jupytext percent-format script paired with the notebook (`formats:` in its header):
-"# %% [markdown]" starts a text cell, "# %%" a code cell. Edit the script, or edit the notebook in
-Jupyter and run `jupytext --sync instructor/playground_source.py`; then `build`. The notebook calls only
-the student's attention.py and torch: no solution code goes into the source.
+The source is a jupytext percent-format script paired with the notebook ([tool.jupytext] in
+pyproject.toml, so that the students' notebook carries no jupytext metadata): "# %% [markdown]" starts a
+text cell, "# %%" a code cell. Edit the script, or edit the notebook in Jupyter; then `jupytext --sync`
+either file (from the repository's root) updates the other, and `build` rewrites the notebook without
+outputs or metadata. The notebook calls only the student's attention.py and torch: no solution code goes
+into the source.
 
     python -m instructor notebook build          write the notebook (no outputs)
     python -m instructor notebook check          exit 1 if the committed notebook is stale

@@ -1,7 +1,6 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: ipynb,../instructor//_source.py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -28,7 +27,9 @@
 # yours (`assignment/attention.py` of your repository). Or paste your repository's HTTPS address into
 # `REPOSITORY_URL` first and it clones the repository instead. A private repository (GitHub Classroom
 # makes them private) cannot be cloned without a token; uploading the file is simpler and puts no
-# secret into the notebook. On your own machine this cell does nothing.
+# secret into the notebook. Changed your file? Run this cell again: the new upload (or a fresh pull)
+# replaces the `attention.py` Colab has, and the next cell reloads it. On your own machine this cell does
+# nothing.
 
 # %%
 import shutil
@@ -42,9 +43,12 @@ try:
 except ImportError:
     files = None
 
-if files is not None and not Path("attention.py").exists():
+if files is not None:  # on Colab: each run fetches attention.py again and replaces the one before
     if REPOSITORY_URL:
-        subprocess.run(["git", "clone", "--quiet", "--depth", "1", REPOSITORY_URL, "repository"], check=True)
+        if Path("repository").exists():
+            subprocess.run(["git", "-C", "repository", "pull", "--quiet"], check=True)
+        else:
+            subprocess.run(["git", "clone", "--quiet", "--depth", "1", REPOSITORY_URL, "repository"], check=True)
         shutil.copy(Path("repository", "assignment", "attention.py"), "attention.py")
     else:
         uploaded = files.upload()  # choose your attention.py
@@ -52,7 +56,7 @@ if files is not None and not Path("attention.py").exists():
         if name is None:
             raise FileNotFoundError("upload your attention.py (assignment/attention.py in your repository)")
         if name != "attention.py":
-            Path(name).rename("attention.py")
+            Path(name).replace("attention.py")  # the browser names a second upload "attention (1).py"
     print("attention.py is ready:", Path("attention.py").resolve())
 
 # %%

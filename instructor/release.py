@@ -1,7 +1,12 @@
 """Build the student template: the tree an instructor pushes as the GitHub Classroom template
-repository. SHIPPED lists what ships (the grader/ runtime as a whole folder); a scan proves no
-solution line is in it."""
+repository, public (Colab opens the notebook from it). SHIPPED lists what ships (the grader/ runtime as a
+whole folder); a scan proves no solution line is in it, and no branch or commit of it holds the reference.
 
+The reference goes elsewhere: `solutions_out` is a separate copy of the template with the reference as
+assignment/attention.py, for a private repository of the instructors' where the Classroom workflow shows
+full marks on GitHub itself (docs/instructors.md, section 2)."""
+
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,9 +15,10 @@ from grader.paths import INSTRUCTOR, REPO
 from instructor.stubs import SOLUTION_FILE, leaked_lines
 
 MAKEFILE_CUT = "# --- instructors and CI"
-SOLUTIONS_BRANCH = "solutions"
-# The "Open in Colab" links name the template repository: `release --github OWNER/NAME` fills it in.
+# The "Open in Colab" links name the template repository: `release --github OWNER/NAME` fills it in, and
+# release refuses to build without it (the links would open a repository that does not exist).
 GITHUB_PLACEHOLDER = "COURSE/lab03-template"
+GITHUB_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 LINKED = ("README.md", "docs/lab.md")
 SHIPPED = (
     "assignment/attention.py",
@@ -27,6 +33,7 @@ SHIPPED = (
     "docs/benchmarks.md",
     "docs/figures",
     "requirements.txt",
+    "requirements-notebook.txt",
     ".gitignore",
 )
 PLATFORM = INSTRUCTOR / "platform"
@@ -38,6 +45,27 @@ GENERATED = {
 
 class LeakError(RuntimeError):
     """Solution code was found in the produced tree."""
+
+
+def check_github(github: str | None) -> str:
+    """github, if it names a real OWNER/NAME; else ValueError with one line saying what to pass."""
+    if not github or github == GITHUB_PLACEHOLDER:
+        raise ValueError(f"--github OWNER/NAME is required (make student GITHUB_REPO=OWNER/NAME): the template's "
+                         f"public GitHub repository, which its Open in Colab links open; {GITHUB_PLACEHOLDER} is "
+                         "only a placeholder")
+    if not GITHUB_NAME.fullmatch(github):
+        raise ValueError(f"--github {github!r} is not a GitHub OWNER/NAME such as cs101/lab03-template")
+    return github
+
+
+def check_solutions_out(dest: Path, solutions_out: Path) -> None:
+    """Refuse a solutions folder inside the template (or around it), or one that holds anything already."""
+    inside = solutions_out.resolve().is_relative_to(dest.resolve()) or dest.resolve().is_relative_to(
+        solutions_out.resolve())
+    if inside:
+        raise ValueError(f"--solutions-out {solutions_out} must be outside the template {dest}")
+    if solutions_out.exists() and any(solutions_out.iterdir()):
+        raise ValueError(f"--solutions-out {solutions_out} is not empty: remove it or name a new folder")
 
 
 def _copy(source, target):
@@ -76,9 +104,14 @@ def point_links_at(tree: str | Path, github: str) -> None:
         page.write_text(page.read_text().replace(GITHUB_PLACEHOLDER, github))
 
 
-def release(dest: str | Path, git: bool = True, github: str = GITHUB_PLACEHOLDER) -> Path:
-    """Write the student template into dest (replacing it), refuse it if solution code leaked in."""
+def release(dest: str | Path, git: bool = True, github: str | None = None,
+            solutions_out: str | Path | None = None) -> Path:
+    """Write the student template into dest (replacing it), refuse it if solution code leaked in.
+    solutions_out: also write the instructors' private copy with the reference there (see the docstring)."""
+    github = check_github(github)
     dest = Path(dest)
+    if solutions_out is not None:
+        check_solutions_out(dest, Path(solutions_out))
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -96,7 +129,8 @@ def release(dest: str | Path, git: bool = True, github: str = GITHUB_PLACEHOLDER
     if git:
         _git(dest, "init", "-q", "-b", "main")
         _commit(dest, "Lab 03: Attention from Scratch (starter)")
-        add_solutions_branch(dest)
+    if solutions_out is not None:
+        write_solutions_copy(dest, Path(solutions_out), git)
     return dest
 
 
@@ -109,10 +143,12 @@ def _commit(tree, message):
     _git(tree, "-c", "user.name=Course staff", "-c", "user.email=staff@example.invalid", "commit", "-q", "-m", message)
 
 
-def add_solutions_branch(tree: str | Path) -> None:
-    """A `solutions` branch on top of main with the reference as assignment/attention.py: pushed to the
-    private template, it shows on GitHub itself that the Classroom workflow gives full marks."""
-    _git(tree, "checkout", "-q", "-b", SOLUTIONS_BRANCH)
-    shutil.copy2(SOLUTION_FILE, Path(tree) / "assignment" / "attention.py")
-    _commit(tree, "Reference solution (instructors only: never make this branch public)")
-    _git(tree, "checkout", "-q", "main")
+def write_solutions_copy(template: Path, out: Path, git: bool = True) -> Path:
+    """The template with the reference as assignment/attention.py, in out (never in the template's history):
+    pushed to a private repository, the Classroom workflow there must give full marks."""
+    shutil.copytree(template, out, ignore=shutil.ignore_patterns(".git"), dirs_exist_ok=True)
+    shutil.copy2(SOLUTION_FILE, out / "assignment" / "attention.py")
+    if git:
+        _git(out, "init", "-q", "-b", "main")
+        _commit(out, "Lab 03 with the reference solution (instructors only: keep this repository private)")
+    return out

@@ -4,7 +4,7 @@ import dataclasses
 import json
 from typing import Any
 
-from grader.formats import classroom, gradescope, pytest_json, summary
+from grader.formats import classroom, github, gradescope, pytest_json, summary
 from grader.report import Report
 
 
@@ -19,4 +19,6 @@ RENDERERS = {
     "gradescope": gradescope.render,
     "classroom": classroom.render,
     "pytest-json": pytest_json.render,
+    "github": github.render_summary,
+    "github-annotations": github.render_annotations,
 }

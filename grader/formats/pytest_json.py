@@ -5,6 +5,9 @@ entry keeps its fields (nodeid, outcome, setup/call/teardown with duration and l
 grading in `metadata`: task, suite, points, score and our status (a timeout or a crash of student code
 counts as failed there even when pytest's own outcome differs). Tests pytest never reported (the run
 was cut short) are added with outcome "error".
+
+Left out (grader.run.JSON_REPORT's --json-report-omit): `collectors`, each test's `keywords`, `log` and
+captured streams (`stdout`, `stderr`), and the top-level `warnings`.
 """
 
 import json

@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -9,10 +10,18 @@ from grader.paths import REPO
 from instructor import release
 from instructor.stubs import SOLUTION_FILE, solution_snippets
 
+GITHUB = "cs-course/lab03-starter"
+
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    return release.release(tmp_path_factory.mktemp("template") / "student")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("template")
+    return release.release(root / "student", github=GITHUB, solutions_out=root / "solutions"), root / "solutions"
+
+
+@pytest.fixture(scope="module")
+def template(built):
+    return built[0]
 
 
 def files(tree):
@@ -21,6 +30,7 @@ def files(tree):
 
 def test_template_has_what_a_student_needs(template):
     assert {"assignment/attention.py", "assignment/playground.ipynb", "Makefile", "README.md", "requirements.txt",
+            "requirements-notebook.txt",
             ".github/workflows/classroom.yml", "docs/lab.md", "grader/sandbox/worker.py", "tests/conftest.py",
             "tests/public/test_sdpa.py", "tests/support/oracle.py"} <= files(template)
 
@@ -53,15 +63,51 @@ def test_template_is_left_on_main_with_the_stubs(template):
     assert (template / "assignment" / "attention.py").read_text() == (REPO / "assignment" / "attention.py").read_text()
 
 
-def test_the_solutions_branch_changes_only_attention_py_and_scores_full_marks(template, tmp_path):
-    changed = subprocess.run(["git", "diff", "--name-only", "main", release.SOLUTIONS_BRANCH], cwd=template,
-                             capture_output=True, text=True, check=True).stdout.split()
+def git(tree, *args):
+    return subprocess.run(["git", *args], cwd=tree, capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_the_template_has_one_branch_and_no_commit_holds_the_reference(template):
+    assert git(template, "branch", "--all", "--format=%(refname:short)") == ["main"]
+    assert len(git(template, "rev-list", "--all")) == 1
+
+
+def test_the_solutions_copy_is_elsewhere_changes_only_attention_py_and_scores_full_marks(built, tmp_path):
+    template, solutions = built
+    assert not solutions.resolve().is_relative_to(template.resolve())
+    assert files(solutions) == files(template)
+    changed = [name for name in files(template) if (template / name).read_bytes() != (solutions / name).read_bytes()]
     assert changed == ["assignment/attention.py"]
+    assert (solutions / "assignment/attention.py").read_text() == SOLUTION_FILE.read_text()
     checkout = tmp_path / "solutions"
-    subprocess.run(["git", "clone", "-q", "-b", release.SOLUTIONS_BRANCH, str(template), str(checkout)], check=True)
+    subprocess.run(["git", "clone", "-q", str(solutions), str(checkout)], check=True)
     os.symlink(REPO / ".venv", checkout / ".venv")
     result = subprocess.run(["make", "test"], cwd=checkout, capture_output=True, text=True)
     assert result.returncode == 0, "make test exits 0 only for full marks:\n" + result.stdout[-3000:]
+
+
+@pytest.mark.parametrize("github", [None, release.GITHUB_PLACEHOLDER])
+def test_release_refuses_to_build_with_the_placeholder_repository_in_the_colab_links(tmp_path, github):
+    with pytest.raises(ValueError, match="^--github OWNER/NAME is required .*GITHUB_REPO"):
+        release.release(tmp_path / "student", github=github)
+    assert not (tmp_path / "student").exists()
+
+
+def test_release_without_github_says_so_in_one_line_and_exits_2(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "instructor", "release", str(tmp_path / "student")], cwd=REPO,
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "--github" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_release_refuses_a_malformed_repository_name(tmp_path):
+    with pytest.raises(ValueError, match="not a GitHub OWNER/NAME"):
+        release.release(tmp_path / "student", github="https://github.com/x/y")
+
+
+def test_release_refuses_a_solutions_folder_inside_the_template(tmp_path):
+    with pytest.raises(ValueError, match="--solutions-out .* must be outside the template"):
+        release.release(tmp_path / "student", github=GITHUB, solutions_out=tmp_path / "student" / "solutions")
 
 
 def test_template_makefile_has_no_instructor_targets(template):
@@ -83,7 +129,7 @@ def test_make_test_in_the_template_scores_zero_with_not_implemented_yet(template
 
 
 def test_the_colab_links_open_the_named_repository(tmp_path):
-    tree = release.release(tmp_path / "student", git=False, github="cs-course/lab03-starter")
+    tree = release.release(tmp_path / "student", git=False, github=GITHUB)
     for page in release.LINKED:
         text = (tree / page).read_text()
         assert "colab.research.google.com/github/cs-course/lab03-starter/blob/main/assignment/playground.ipynb" in text

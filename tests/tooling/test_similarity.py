@@ -1,10 +1,15 @@
 """batch --similarity: copydetect finds the copied pair, ignores the shared stubs, and only flags."""
 
 import csv
+import os
+import stat
+
+import pytest
 
 from grader.paths import REPO
 from grader.report import FlagKind
-from instructor import similarity
+from instructor import batch, similarity
+from instructor.batch import error_report
 
 REFERENCE = (REPO / "solutions" / "attention.py").read_text()
 STUBS = (REPO / "assignment" / "attention.py").read_text()
@@ -50,3 +55,72 @@ def test_the_pairs_csv_lists_shares_and_overlap(tmp_path):
 def test_one_student_is_no_comparison(tmp_path):
     files = class_of(tmp_path, {"ada": REFERENCE})
     assert similarity.compare(files, tmp_path / "report.html") == []
+
+
+EVIL = "evil<img src=x onerror=alert(1)>"
+
+
+def test_student_folder_names_are_escaped_in_the_html_report(tmp_path):
+    files = class_of(tmp_path, {"ada": REFERENCE, "bob": renamed(REFERENCE)})
+    files[EVIL] = files.pop("bob")
+    pairs = similarity.compare(files, tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    assert EVIL in {pairs[0].first, pairs[0].second}
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_the_html_report_opens_offline_with_no_script_and_no_outside_resource(tmp_path):
+    files = class_of(tmp_path, {"ada": REFERENCE, "bob": renamed(REFERENCE)})
+    similarity.compare(files, tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text().lower()
+    assert "<script" not in page and "<link" not in page and "http://" not in page and "https://" not in page
+    assert "highlight-red" in page  # the copied code is shown, highlighted
+
+
+def test_a_file_over_the_size_cap_is_listed_not_compared(tmp_path):
+    huge = REFERENCE + "\n" + "# padding\n" * 30_000
+    files = class_of(tmp_path, {"ada": REFERENCE, "bob": renamed(REFERENCE), "cy": huge})
+    pairs = similarity.compare(files, tmp_path / "report.html")
+    assert "cy" not in {name for pair in pairs for name in (pair.first, pair.second)}
+    assert "Not compared (over 200 KB)" in (tmp_path / "report.html").read_text()
+    assert "cy:" in (tmp_path / "report.html").read_text()
+
+
+def test_a_comparison_over_its_time_limit_stops_with_one_clear_error(tmp_path):
+    files = class_of(tmp_path, {"ada": REFERENCE, "bob": renamed(REFERENCE)})
+    with pytest.raises(similarity.SimilarityTimeout, match="took over 0.01 s"):
+        similarity.compare(files, tmp_path / "report.html", time_limit=0.01)
+
+
+def test_the_reports_are_readable_by_their_owner_only(tmp_path):
+    files = class_of(tmp_path, {"ada": REFERENCE, "bob": renamed(REFERENCE)})
+    (tmp_path / "grades-similarity.csv").write_text("old")
+    os.chmod(tmp_path / "grades-similarity.csv", 0o644)
+    reports = {name: error_report(name, "public", "x") for name in files}
+    similarity.flag_class(files, reports, tmp_path / "grades.csv")
+    for name in ("grades-similarity.html", "grades-similarity.csv"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
+    assert reports["ada"].flags[-1].kind is FlagKind.SIMILAR
+
+
+def test_batch_writes_the_gradebook_before_the_similarity_check_and_then_adds_its_flags(tmp_path, monkeypatch):
+    root = tmp_path / "class"
+    class_of(root.mkdir() or root, {"ada": REFERENCE, "bob": renamed(REFERENCE)})
+    output = tmp_path / "grades.csv"
+
+    def grade_nobody(root, folders, suite, jobs, timeout, tests_dir, record):
+        for folder in folders:
+            record(folder.name, error_report(folder.name, suite, "not graded in this test"))
+
+    seen = []
+    real_compare = similarity.compare
+
+    def compare_after_the_gradebook(files, html_path, **options):
+        seen.append(output.read_text())
+        return real_compare(files, html_path, **options)
+
+    monkeypatch.setattr(batch, "_grade_locally", grade_nobody)
+    monkeypatch.setattr(similarity, "compare", compare_after_the_gradebook)
+    batch.run_batch(root, "public", output=str(output), progress=False, no_sandbox=True, similarity=True)
+    assert seen and "ada" in seen[0] and "similar-to" not in seen[0]
+    assert "similar-to: bob" in output.read_text()
