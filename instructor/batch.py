@@ -16,6 +16,7 @@ from grader.run import GraderError, fingerprint, suite_paths
 from grader.sandbox.isolation import require
 from grader.tasks import TASKS
 from instructor import csvsafe
+from instructor.private import open_private, private_folder, write_private
 from instructor.warm import warm_launcher
 
 
@@ -62,7 +63,7 @@ def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, 
     if only is not None:
         folders = [folder for folder in folders if folder.name in only]
     reports_dir = Path(reports_dir or Path(output).with_suffix("").as_posix() + "-reports")
-    reports_dir.mkdir(parents=True, exist_ok=True)
+    private_folder(reports_dir)
     reports = {}
     with _progress(len(folders), progress) as bar:
         def record(student, report):
@@ -83,7 +84,7 @@ def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, 
 
 def _write_results(reports, reports_dir, output, roster, keep, quiet=False):
     for student, report in reports.items():
-        (reports_dir / f"{student}.json").write_text(json.dumps(report.to_json(), indent=2))
+        write_private(reports_dir / f"{student}.json", json.dumps(report.to_json(), indent=2))
     write_gradebook(reports, output, keep=keep)
     if roster:
         from instructor import lms
@@ -157,7 +158,7 @@ def write_gradebook(reports: dict[str, Report], output: str | Path, keep: bool =
             old = list(csv.reader(handle))
         if old and old[0] == header:
             rows = {row[0]: row for row in old[1:] if row} | rows
-    with open(output, "w", newline="") as handle:
+    with open_private(output, newline="") as handle:
         writer = csvsafe.writer(handle)  # a folder name is the student's to choose: no formulas
         writer.writerow(header)
         for student in sorted(rows):

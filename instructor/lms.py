@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TextIO
 
 from instructor import csvsafe
+from instructor.private import open_private
 
 Row = dict[str, str]
 
@@ -148,7 +149,7 @@ def add_roster(gradebook: str | Path, roster_csv: str | Path) -> Unmatched:
     )
     columns = list(rows[0]) if rows else ["student"]
     columns = ["student", *ROSTER_COLUMNS] + [c for c in columns if c not in ("student", *ROSTER_COLUMNS)]
-    with open(gradebook, "w", newline="") as handle:
+    with open_private(gradebook, newline="") as handle:
         writer = csvsafe.writer(handle)
         writer.writerow(columns)
         writer.writerows([row.get(column, "") for column in columns] for row in rows)
@@ -220,7 +221,7 @@ def canvas_export(gradebook: str | Path, canvas_csv: str | Path, column: str, ou
     if twice:
         raise ValueError(f"--gradebook {gradebook}: two graded rows map to one Canvas student: {'; '.join(twice)}. "
                          "Keep one folder per student and rerun batch")
-    with open(output, "w", newline="") as handle:
+    with open_private(output, newline="") as handle:
         writer = csvsafe.writer(handle)
         writer.writerow([*identity, column])
         if points_row is not None:

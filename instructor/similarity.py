@@ -17,7 +17,6 @@ done from the same handout gives honest pairs too. batch runs it last, after the
 
 import html
 import multiprocessing
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 from grader.paths import STUB_FILE
 from grader.report import Flag, FlagKind, Report
 from instructor import csvsafe
+from instructor.private import open_private, write_private
 
 STUBS = STUB_FILE
 DISPLAY_THRESHOLD = 0.33
@@ -99,14 +99,6 @@ def compare(files: Mapping[str, str | Path], html_path: Path, boilerplate: Path 
     return pairs
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write text to path, readable and writable by its owner only (0600), whatever the umask."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(descriptor, 0o600)  # an existing file keeps its old mode through os.open
-    with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-
-
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }
@@ -149,8 +141,7 @@ def render_html(pairs: Sequence[Pair], skipped: Mapping[str, int], compared: int
 
 def write_pairs(pairs: Sequence[Pair], path: Path) -> None:
     """The pairs as CSV rows, shares to three decimals."""
-    with open(path, "w", newline="", opener=lambda name, flags: os.open(name, flags, 0o600)) as handle:
-        os.fchmod(handle.fileno(), 0o600)
+    with open_private(path, newline="") as handle:
         writer = csvsafe.writer(handle)
         writer.writerow(["student", "other", "share_of_student_in_other", "share_of_other_in_student",
                          "overlapping_tokens"])

@@ -5,6 +5,7 @@ import csv
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import textwrap
@@ -153,6 +154,9 @@ def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and
     output = tmp_path / "grades.csv"
     assert main(["batch", str(root), "--suite", "public", "--output", str(output)]) != 0
     rows = gradebook(output)
+    assert stat.S_IMODE(output.stat().st_mode) == 0o600  # what batch writes is the staff's alone
+    assert stat.S_IMODE((tmp_path / "grades-reports").stat().st_mode) == 0o700
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "grades-reports").iterdir()} == {0o600}
     broken = {name for name in rows if "broken" in name}
     assert len(broken) == 3 and all(rows[name]["total"] == "not graded" for name in broken)
     assert all("sandbox" in rows[name]["flags"] for name in broken)

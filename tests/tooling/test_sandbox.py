@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from grader.paths import REPO
+from grader.paths import GRADER, REPO
 from grader.sandbox import cgroups, slots
 from grader.sandbox import isolation as sandbox
 from grader.sandbox.errors import RefusedInSubmission, SubmissionError
 from grader.sandbox.policy import DEFAULT, MB
 from grader.sandbox.proxy import Submission
+from grader.sandbox.view import DEVICES, plan
 
 pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
 
@@ -79,7 +80,36 @@ PROBE = textwrap.dedent('''
     def prints_then_doubles(x):
         print(x)
         return x * 2
+
+    def walk_outside(skip):
+        """Every path of the file system, except what lies below the folders in skip."""
+        found = []
+        def visit(path):
+            found.append(path)
+            if path in skip or os.path.islink(path) or not os.path.isdir(path):
+                return
+            for name in os.listdir(path):
+                visit(os.path.join(path, name))
+        visit("/")
+        return sorted(found)
 ''')
+
+
+def allowed_view() -> tuple[set[str], set[str]]:
+    """(the folders and files the worker may see, with everything below them; the whole skeleton that
+    holds them: those, their ancestors and the recreated links)."""
+    view = plan(GRADER)
+    roots = {*view.read_only, "/proc", view.scratch, *(f"/dev/{device}" for device in DEVICES)}
+    skeleton = {"/"} | roots | {link for link, _ in view.links}
+    for root in roots:
+        skeleton |= {str(parent) for parent in Path(root).parents}
+    return roots, skeleton
+
+
+def assert_only_the_allow_list(submission) -> None:
+    roots, skeleton = allowed_view()
+    found = set(submission.walk_outside(sorted(roots)))
+    assert found == skeleton, f"not allowed: {sorted(found - skeleton)}; missing: {sorted(skeleton - found)}"
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +120,10 @@ def worker(tmp_path_factory):
     submission = Submission(folder / "attention.py")
     yield submission, folder
     submission.stop()
+
+
+def test_the_worker_sees_exactly_the_allow_list_and_nothing_else(worker):
+    assert_only_the_allow_list(worker[0])
 
 
 def test_the_worker_runs_as_its_own_unprivileged_uid_in_a_private_home(worker):

@@ -14,7 +14,7 @@ from grader.sandbox.errors import SubmissionCrashed, SubmissionTimeout
 from grader.sandbox.policy import Limits
 from grader.sandbox.proxy import Submission
 from instructor.warm import zygote
-from tests.tooling.test_sandbox import PROBE
+from tests.tooling.test_sandbox import PROBE, assert_only_the_allow_list
 
 pytestmark = pytest.mark.skipif(not zygote.available(), reason="needs root, namespaces and pidfds (CI has them)")
 
@@ -77,6 +77,14 @@ def test_a_forked_worker_has_its_own_uid_home_and_process_namespace(classroom):
     assert submission.visible_pids() == sorted({1, submission.own_pid()})
     assert submission.signal_init() == "PermissionError"
     end(submission, worker)
+
+
+def test_a_forked_worker_sees_exactly_the_allow_list_of_a_plain_start(classroom):
+    submission, worker = student(classroom, "eve", PROBE)
+    try:
+        assert_only_the_allow_list(submission)
+    finally:
+        end(submission, worker)
 
 
 def test_a_forked_worker_sees_no_class_folder_tests_solutions_or_network(classroom):
