@@ -1,10 +1,12 @@
 """Watch what a call into student code runs: forbidden attention kernels, the number of aten
 operations (loops show up as counts that grow with the shape) and the largest tensor created.
 
-Per call: `op_count` (aten operations run), `largest_bytes` (the largest storage an operation
-newly created: views and in-place results reuse their input's memory and are not counted),
-`op_shapes` ([op, shape A, shape B] of each matrix product, A and B being the multiplied operands)
-and `multiply_adds` (their total multiply-add count).
+Per call: `op_count` (aten operations run, plus one per element a tensor hands to Python or takes from it:
+tolist(), torch.tensor(), so a Python loop over the values grows the count), `largest_bytes` (the largest
+storage an operation newly created, or the largest tensor it filled in place or through out=: views reuse
+their input's memory and are not counted), `op_shapes` ([op, shape A, shape B] of each matrix product, A and B
+being the multiplied operands; a broadcast elementwise product is one too) and `multiply_adds` (their total
+multiply-add count).
 
 Both a TorchFunctionMode (every Python-level spelling: F.scaled_dot_product_attention, aliases,
 torch._C._nn, torch.ops.aten, F.multi_head_attention_forward) and a TorchDispatchMode (calls made
@@ -78,6 +80,7 @@ class CallStats:
     largest_bytes: int = 0
     op_shapes: list[list[Any]] = field(default_factory=list)  # [op name, shape A, shape B]
     multiply_adds: int = 0
+    written: dict[int, int] = field(default_factory=dict)  # storage -> bytes written into it in place or by out=
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -148,11 +151,50 @@ class _DispatchCounter(TorchDispatchMode):
             shape_a, shape_b = list(args[first].shape), list(args[first + 1].shape)
             stats.op_shapes.append([func.name(), shape_a, shape_b])
             stats.multiply_adds += multiply_adds(shape_a, shape_b)
+        elif func.overloadpacket in _PRODUCTS:
+            _count_broadcast_product(stats, func, args, result)
         inputs = {_storage_ptr(leaf) for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.Tensor)}
         for leaf in tree_leaves(result):
             pointer = _storage_ptr(leaf) if isinstance(leaf, torch.Tensor) else None
             if pointer is not None and pointer not in inputs:
                 stats.largest_bytes = max(stats.largest_bytes, leaf.untyped_storage().nbytes())
+        for leaf in _written(func, args, kwargs):  # filled in place or through out=: what it fills, counted too
+            _count_filled(stats, leaf)
+
+
+# Elementwise products: one whose result is larger than both factors multiplies every pair of their entries,
+# as a matrix product does (q[..., :, None, :] * k[..., None, :, :] before a sum), and counts as that work.
+_PRODUCTS = {torch.ops.aten.mul, torch.ops.aten.multiply}
+
+
+def _count_broadcast_product(stats, func, args, result):
+    factors = [arg for arg in args[:2] if isinstance(arg, torch.Tensor)]
+    if len(factors) != 2 or not isinstance(result, torch.Tensor):
+        return
+    size = result.numel()
+    if size > max(factor.numel() for factor in factors):
+        stats.op_shapes.append([func.name(), list(result.shape), [1]])
+        stats.multiply_adds += size
+
+
+def _count_filled(stats, tensor):
+    """A storage filled piece by piece (out= slices of a buffer made before the call) counts as the bytes
+    written into it, up to its size: a [Tq, Tk] matrix written by row blocks is still that matrix."""
+    pointer = _storage_ptr(tensor)
+    if pointer is None:
+        return
+    total = stats.written.get(pointer, 0) + tensor.numel() * tensor.element_size()
+    stats.written[pointer] = total
+    stats.largest_bytes = max(stats.largest_bytes, min(total, tensor.untyped_storage().nbytes()))
+
+
+def _written(func, args, kwargs):
+    """The tensors an operation writes into (in place, or its out= arguments), from its schema."""
+    for index, argument in enumerate(func._schema.arguments):
+        alias = argument.alias_info
+        if alias is not None and alias.is_write:
+            value = args[index] if index < len(args) else (kwargs or {}).get(argument.name)
+            yield from (leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor))
 
 
 def _storage_ptr(tensor):
@@ -229,7 +271,9 @@ REFUSED_EVENTS = {
     "os.fork": "starting a process", "os.forkpty": "starting a process", "os.system": "starting a process",
     "os.exec": "starting a program", "os.posix_spawn": "starting a process", "os.spawn": "starting a process",
     "subprocess.Popen": "starting a process", "ctypes.dlopen": "loading a C library (ctypes)",
-    "ctypes.dlsym": "loading a C function (ctypes)", "sys.setprofile": "replacing the profiler hook",
+    "ctypes.dlsym": "loading a C function (ctypes)", "ctypes.dlsym/handle": "loading a C function (ctypes)",
+    "ctypes.call_function": "calling a C function (ctypes)", "ctypes.cdata": "reading memory by address (ctypes)",
+    "ctypes.cdata/buffer": "reading memory by address (ctypes)", "sys.setprofile": "replacing the profiler hook",
     "gc.get_objects": "searching the garbage collector's objects", "gc.get_referrers": "searching the garbage "
     "collector's objects", "gc.get_referents": "searching the garbage collector's objects",
 }
@@ -328,6 +372,65 @@ def _recorded_while_graded(original, what):
     return recorded
 
 
+FOREIGN_STORAGE = "a tensor on memory torch did not allocate ({what}) is refused in this lab's code"
+
+
+def _no_foreign_storage(what):
+    def refuse(*args, **kwargs):
+        _refuse(FOREIGN_STORAGE.format(what=what).removesuffix(" is refused in this lab's code"))
+    return refuse
+
+
+def _counted_per_element(original, from_result):
+    """original, which moves every element between a tensor and Python: during a graded call, each element
+    counts as one operation (a loop over Python floats then grows the count with the shape, as any loop)."""
+    def counted(*args, **kwargs):
+        if args and isinstance(args[0], (bytes, bytearray, memoryview)) or hasattr(args[0] if args else None,
+                                                                                   "__array_interface__"):
+            _refuse(FOREIGN_STORAGE.format(what="a Python buffer").removesuffix(" is refused in this lab's code"))
+        result = original(*args, **kwargs)
+        counter = _STATE["counter"]
+        if _STATE["graded"] and counter is not None and counter.stats is not None:
+            tensor = result if from_result else args[0]
+            if isinstance(tensor, torch.Tensor):
+                counter.stats.op_count += tensor.numel()
+        return result
+    return counted
+
+
+def torch_attention_modules() -> list[type]:
+    """torch's own attention modules, by what they are, not by one name: every nn.Module class a loaded torch
+    module defines whose name says attention or transformer (nn.MultiheadAttention, its torch.ao variants,
+    the Transformer layers, and whatever a newer torch adds there)."""
+    found = set()
+    with warnings.catch_warnings():  # some torch names warn when looked at (torch.distributed.reduce_op)
+        warnings.simplefilter("ignore")
+        for name, module in list(sys.modules.items()):
+            if module is None or not (name == "torch" or name.startswith("torch.")):
+                continue
+            for value in list(vars(module).values()):
+                if (isinstance(value, type) and issubclass(value, torch.nn.Module)
+                        and value.__module__.startswith("torch.")
+                        and any(part in value.__name__.lower() for part in ("attention", "transformer"))):
+                    found.add(value)
+    return sorted(found, key=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
+
+
+def _refuse_torch_attention_modules():
+    """Each class's forward refuses, and so does calling any instance of one or of a subclass (a global
+    forward pre-hook: a subclass's own forward, or a forward reached another way, is caught at the call)."""
+    classes = tuple(torch_attention_modules())
+    for cls in classes:
+        if "forward" in vars(cls):
+            cls.forward = _forbidden_python(f"{cls.__qualname__}.forward")
+
+    def pre_hook(module, args):
+        if isinstance(module, classes):
+            _forbidden_python(f"{type(module).__qualname__} (torch's {classes[0].__name__} family)")()
+
+    torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
+
+
 def _replace_everywhere(original, replacement):
     """Rebind every name torch's modules have for original (`from torch._C import ...` made copies)."""
     for name, module in list(sys.modules.items()):
@@ -371,8 +474,14 @@ def install() -> None:
             library.impl(name, _forbidden_kernel(name), key)
     _LIBRARY.append(library)
     torch.nn.functional.multi_head_attention_forward = _forbidden_python("multi_head_attention_forward")
-    torch.nn.MultiheadAttention.forward = _forbidden_python(  # type: ignore[method-assign]  # refused on purpose
-        "MultiheadAttention.forward")
+    _refuse_torch_attention_modules()
+    for owner, name, what in ((torch, "frombuffer", "torch.frombuffer"), (torch, "from_file", "torch.from_file"),
+                              (torch.UntypedStorage, "from_buffer", "UntypedStorage.from_buffer"),
+                              (torch.UntypedStorage, "from_file", "UntypedStorage.from_file")):
+        setattr(owner, name, _no_foreign_storage(what))
+    torch.Tensor.tolist = _counted_per_element(torch.Tensor.tolist, from_result=False)  # type: ignore[method-assign]
+    for name in ("tensor", "as_tensor", "asarray"):
+        setattr(torch, name, _counted_per_element(getattr(torch, name), from_result=True))
     for name, what in (("numpy", "Tensor.numpy()"), ("__array__", "converting a tensor to numpy"),
                        ("__dlpack__", "sharing a tensor through DLPack")):
         setattr(torch.Tensor, name, _only_outside_graded_calls(getattr(torch.Tensor, name), what))
