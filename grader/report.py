@@ -12,8 +12,7 @@ from typing import Any
 
 from grader.tasks import BY_ID, task_order
 
-# What plugin.explain writes in the message of a test that reached a NotImplementedError: the JSON
-# reports such a test as failed, and these words are how from_json knows it again.
+# What plugin.explain writes in the message of a test that reached a NotImplementedError.
 NOT_IMPLEMENTED_WORDS = "not implemented yet"
 
 
@@ -26,14 +25,13 @@ class Status(Enum):
 
     @property
     def reported(self) -> str:
-        """The status in the JSON outputs, which know passed, failed, error and timeout."""
+        """The status in the JSON outputs, which know passed, failed, error and timeout (a stub left as given
+        is a failed test there, with "detail": "not_implemented" beside it)."""
         return Status.FAILED.value if self is Status.NOT_IMPLEMENTED else self.value
 
     @classmethod
-    def from_json(cls, status: str, message: str) -> Status:
-        if status == cls.FAILED.value and NOT_IMPLEMENTED_WORDS in message:
-            return cls.NOT_IMPLEMENTED
-        return cls(status)
+    def from_json(cls, status: str, detail: str | None = None) -> Status:
+        return cls.NOT_IMPLEMENTED if detail == cls.NOT_IMPLEMENTED.value else cls(status)
 
 
 class FlagKind(Enum):
@@ -99,13 +97,14 @@ class TestResult:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "task": self.task, "suite": self.suite, "doc": self.doc,
                 "file": self.file, "line": self.line, "score": self.score, "max_score": self.max_score,
-                "status": self.status.reported, "message": self.message, "output": self.output}
+                "status": self.status.reported, "message": self.message, "output": self.output,
+                **({"detail": self.status.value} if self.status is Status.NOT_IMPLEMENTED else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TestResult:
         fields = {key: data[key] for key in ("id", "name", "task", "suite", "doc", "file", "line", "score",
                                              "max_score", "message", "output")}
-        return cls(status=Status.from_json(data["status"], data["message"]), **fields)
+        return cls(status=Status.from_json(data["status"], data.get("detail")), **fields)
 
 
 @dataclass

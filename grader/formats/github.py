@@ -78,7 +78,10 @@ def _shown_path(impl: Path | None) -> str:
 
 
 def render_annotations(report: Report, **_: Any) -> str:
-    """One ::error workflow command per failing task whose line in attention.py is known."""
+    """One ::error workflow command per failing task whose line in attention.py is known; for a grading
+    that failed before any test ran, one ::error naming why."""
+    if report.failure is not None:
+        return f"::error title=grading failed::{_escape(str(report.failure))}\n"
     impl = find_impl(report.impl) if report.impl else None
     impl = impl if impl is not None and impl.is_file() else None
     defs = _def_lines(impl)

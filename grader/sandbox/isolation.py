@@ -45,6 +45,11 @@ DESCRIPTIONS = {
     "none": "no sandbox: student code runs as you, with your permissions",
 }
 TRUSTED = ("namespaces", "uid")
+EXPOSED = {  # what a worker can read at a level without the allow-list view
+    "uid": "the machine's world-readable files: a class folder or a checkout other users can read",
+    "user-namespace": "every file you can read",
+    "none": "every file you can read",
+}
 _LEVEL: dict[str, str] = {}
 
 
@@ -120,10 +125,11 @@ def require(command: str, allow_none: bool = False, levels: tuple[str, ...] = TR
     """Raise unless student code will run sandboxed at one of levels (or the instructor said --no-sandbox)."""
     if allow_none or level() in levels:
         return
+    exposed = f" There, students' code can read {EXPOSED[level()]}." if level() in EXPOSED else ""
     raise SandboxUnavailable(
         f"{command} grades other people's code, and this machine gives it only this isolation: "
-        f"{DESCRIPTIONS[level()]}; it needs {' or '.join(DESCRIPTIONS[each] for each in levels)}. "
-        "Run it as root on Linux (namespaces), or pass --no-sandbox to accept that."
+        f"{DESCRIPTIONS[level()]}; it needs {' or '.join(DESCRIPTIONS[each] for each in levels)}.{exposed} "
+        "Run it as root on Linux with namespaces, or pass --no-sandbox to accept that."
     )
 
 

@@ -241,6 +241,14 @@ def test_batch_refuses_to_run_unsandboxed_unless_told(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("where", [{"cluster": "local:1"}, {"scheduler": "tcp://127.0.0.1:8786"}])
+def test_batch_refuses_the_uid_level_unless_told_and_says_what_it_exposes(tmp_path, monkeypatch):
+    from instructor.batch import run_batch
+
+    monkeypatch.setattr(sandbox, "_LEVEL", {"level": "uid"})
+    with pytest.raises(sandbox.SandboxUnavailable, match="world-readable files.*--no-sandbox"):
+        run_batch(tmp_path, suite="public", output=tmp_path / "grades.csv", progress=False)
+
+
 def test_batch_on_dask_leaves_the_sandbox_check_to_the_hosts_that_grade(tmp_path, monkeypatch, where):
     from instructor import batch
 
@@ -287,7 +295,8 @@ students = {name: TAMPERING[name]["attention.py"] for name in sys.argv[2:]}
 for name, text in {"honest_reference": REFERENCE, "honest_stubs": STUBS, **students}.items():
     (root / name).mkdir(parents=True)
     (root / name / "attention.py").write_text(text)
-reports = run_batch(root, suite="public", jobs=2, output=root.parent / "grades.csv", progress=False, timeout=300)
+reports = run_batch(root, suite="public", jobs=2, output=root.parent / "grades.csv", progress=False, timeout=300,
+                    no_sandbox=True)  # the uid level: accepted explicitly, as --no-sandbox does
 print(json.dumps({"level": sandbox.describe(), "reports": {name: report.to_json() for name, report in reports.items()}}))
 """
 UID_ATTACKS = ("reads_and_signals_other_processes", "persists_into_later_runs", "reads_a_classmates_file",

@@ -58,7 +58,7 @@ def graded(env):
     root = env / "class"
     root.mkdir()
     write_class(root)
-    accept = sandbox.level() not in sandbox.TRUSTED  # the user-namespace level, accepted explicitly, as --no-sandbox does
+    accept = sandbox.level() != "namespaces"  # a weaker level, accepted explicitly, as --no-sandbox does
     reports = run_batch(root, suite="public", jobs=2, output=env / "grades.csv", progress=False, timeout=300,
                         no_sandbox=accept)
     time.sleep(4)  # longer than the daemon attack waits before it writes
