@@ -241,10 +241,10 @@ class Submission:
         target names what runs (`merge_heads`, `MultiHeadAttention.forward`): two timeouts of one
         target skip its later calls, and only its own.
         """
-        self._ensure()
         strikes = self.timed_out.get(target, 0)
-        if strikes >= 2:
+        if strikes >= 2:  # decided before any restart: a skipped call costs no new worker
             raise SubmissionTimeout(f"{doing} was not run: it already timed out twice in this run")
+        self._ensure()
         try:
             return self._request(message, self.call_timeout if not strikes else min(self.call_timeout, 2.0), doing)
         except SubmissionTimeout:

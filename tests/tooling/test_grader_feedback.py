@@ -87,8 +87,11 @@ def test_poisoned_exception_messages_render_as_valid_utf8(poisoned, name):
     text = RENDERERS[name](poisoned, show_output=True)
     data = text.encode("utf-8")  # a lone surrogate would raise here
     assert b"\x1b" not in data and b"\x00" not in data
-    if name != "summary":
+    if name not in TEXT_FORMATS:
         json.dumps(json.loads(text), ensure_ascii=False).encode("utf-8")  # raises if a surrogate survived
+
+
+TEXT_FORMATS = ("summary", "github", "github-annotations")  # Markdown and workflow commands, not JSON
 
 
 def test_poisoned_messages_keep_their_text_escaped(poisoned):

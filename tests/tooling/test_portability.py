@@ -23,3 +23,27 @@ def test_the_runtime_imports_without_posix_only_modules_and_reports_no_sandbox()
     assert result.returncode == 0, result.stderr[-2000:]
     chosen, text = result.stdout.strip().split(" | ")
     assert chosen == "none" and "no sandbox" in text
+
+
+def test_the_unsandboxed_path_grades_exactly(tmp_path):
+    """macOS's path: no sandbox, the worker a plain child process; the reference 56, the stubs 0."""
+    for impl, expected in (("solutions", 56.0), ("assignment", 0.0)):
+        out = tmp_path / f"{impl}.json"
+        result = subprocess.run([sys.executable, "-m", "grader", "grade", "--impl", str(REPO / impl), "--suite", "public",
+                                 "--format", "json", "--output", str(out), "--exit-zero"], cwd=tmp_path,
+                                capture_output=True, text=True, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin",
+                                                                     "GRADER_SANDBOX": "off"})
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert "no sandbox" in result.stderr
+        import json
+
+        assert json.loads(out.read_text())["score"] == expected
+
+
+def test_without_proc_a_call_timeout_counts_wall_time():
+    from grader.sandbox.proxy import tree_cpu_seconds
+
+    class NoPid:
+        pid = None
+
+    assert tree_cpu_seconds(NoPid()) is None
