@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from grader.capabilities import refusal, scan
 from grader.launch import PLAIN, Launcher
 from grader.paths import ASSIGNMENT, IMPL_NAME, find_impl
 from grader.report import Flag, FlagKind, Report, Status
@@ -51,6 +52,10 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
     if reason:
         message = f"{reason}: submit {IMPL_NAME} itself, not a link to another file"
         return missing_report(path, suite, tests_dir, message, Flag(FlagKind.REFUSED, reason))
+    findings = scan(impl.read_bytes()[:MAX_IMPL_BYTES])
+    if findings:
+        return missing_report(path, suite, tests_dir, refusal(findings),
+                              Flag(FlagKind.REFUSED, f"attention.py reaches the grader's code: {findings[0]}"))
     size = impl.stat().st_size
     if size > MAX_IMPL_BYTES:
         message = (f"{IMPL_NAME} is {size / 1e6:.1f} MB; a solution is a few kB and at most "

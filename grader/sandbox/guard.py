@@ -33,6 +33,7 @@ import _thread
 import contextlib
 import ctypes  # noqa: F401  (imported before install(), so that importing it again is refused)
 import math
+import re
 import sys
 import threading
 import warnings
@@ -398,6 +399,9 @@ def _counted_per_element(original, from_result):
     return counted
 
 
+ATTENTION_METHOD = re.compile(r"forward|impl|attention|attn")  # what computes, not what builds or loads
+
+
 def torch_attention_modules() -> list[type]:
     """torch's own attention modules, by what they are, not by one name: every nn.Module class a loaded torch
     module defines whose name says attention or transformer (nn.MultiheadAttention, its torch.ao variants,
@@ -421,8 +425,9 @@ def _refuse_torch_attention_modules():
     forward pre-hook: a subclass's own forward, or a forward reached another way, is caught at the call)."""
     classes = tuple(torch_attention_modules())
     for cls in classes:
-        if "forward" in vars(cls):
-            cls.forward = _forbidden_python(f"{cls.__qualname__}.forward")
+        for name, value in list(vars(cls).items()):
+            if callable(value) and not name.startswith("__") and ATTENTION_METHOD.search(name):
+                setattr(cls, name, _forbidden_python(f"{cls.__qualname__}.{name}"))
 
     def pre_hook(module, args):
         if isinstance(module, classes):

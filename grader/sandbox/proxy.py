@@ -187,7 +187,11 @@ class Submission:
                     "it was stopped"
                 )
             reply = wire.decode(self.conn.recv_bytes(wire.MAX_FRAME))
-        except (EOFError, OSError, wire.ProtocolError):
+        except wire.ProtocolError as error:
+            self.stop()
+            raise SubmissionCrashed(f"the process running your code sent a message the grader refuses while "
+                                    f"{doing} ({error}): was the grader's code in the worker changed?") from None
+        except (EOFError, OSError):
             code = self.process.poll() if self.process else None
             if code is None and self.process is not None:
                 time.sleep(0.2)
@@ -200,7 +204,8 @@ class Submission:
                 f"({how}a crash, sys.exit/os._exit, or running out of memory)"
                 + (f"\nlast output:\n{tail}" if tail else "")
             ) from None
-        if not isinstance(reply, dict) or "ok" not in reply:
+        if not isinstance(reply, dict) or "ok" not in reply or (
+                reply["ok"] and message.get("op") in ("call", "grad") and not isinstance(reply.get("stats"), dict)):
             self.stop()
             raise SubmissionCrashed(f"the worker sent a malformed reply while {doing}")
         if not reply["ok"]:

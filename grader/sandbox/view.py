@@ -4,7 +4,8 @@
 mount and PID namespaces) makes it: an empty tmpfs becomes the root, each allowed path is bound into it
 read-only at its own path, and the old root is detached. What the view holds, and nothing else:
 
-- the Python install the worker runs (the venv and its base interpreter) and the system libraries;
+- the Python install the worker runs (the venv, its base interpreter, and every folder on the worker's
+  sys.path) and the system libraries;
 - the grader's own package (`grader/` alone, not the checkout around it);
 - /proc of the sandbox's own PID namespace, /dev/null, zero, random and urandom;
 - an empty scratch folder (a private tmpfs per worker: HOME, TMPDIR, cwd and the copy of attention.py).
@@ -14,7 +15,10 @@ covered by an empty tmpfs. The view does not depend on TMPDIR, the current direc
 checkout lies: the new root is mounted on a fresh folder that no allowed path contains.
 """
 
+import functools
+import json
 import os
+import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -62,6 +66,17 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+@functools.cache
+def interpreter_paths() -> tuple[str, ...]:
+    """The folders and archives on the worker's sys.path (this interpreter, started isolated as the worker is),
+    site-packages and what .pth files add to it included: a venv whose packages live elsewhere still imports."""
+    shown = subprocess.run([sys.executable, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
+                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    if shown.returncode != 0:
+        return ()
+    return tuple(path for path in json.loads(shown.stdout) if path and os.path.exists(path))
+
+
 def _links_on_the_way(path: Path) -> list[tuple[str, str]]:
     """The symbolic links met while resolving path (/lib/x86_64-linux-gnu: /lib -> usr/lib), as (link, target)."""
     links = []
@@ -79,7 +94,8 @@ def plan(grader_dir: Path, secrets: Iterable[str | Path] = (), system: Iterable[
     """The view for a worker that runs this interpreter and imports grader_dir; secrets stay hidden."""
     wanted: list[Path] = []
     links: list[tuple[str, str]] = []
-    for name in (sys.prefix, sys.base_prefix, str(grader_dir), *(system_paths() if system is None else system)):
+    for name in (sys.prefix, sys.base_prefix, str(grader_dir), *interpreter_paths(),
+                 *(system_paths() if system is None else system)):
         path = Path(os.path.abspath(name))
         if not os.path.exists(path):
             continue

@@ -6,6 +6,7 @@ which cannot run code, so a worker that sends crafted bytes cannot reach into th
 """
 
 import io
+import zipfile
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +25,21 @@ def encode(message: Any) -> bytes:
     return buffer.getvalue()
 
 
+def check_archive(frame: bytes, limit: int = MAX_FRAME) -> None:
+    """Refuse a frame whose archive would unpack to more than limit bytes, or holds compressed entries
+    (torch.save writes none): a small frame must never make the reader allocate gigabytes."""
+    try:
+        entries = zipfile.ZipFile(io.BytesIO(frame)).infolist()
+    except (zipfile.BadZipFile, ValueError, OSError) as error:
+        raise ProtocolError(f"unreadable message from the worker: {error}") from None
+    if any(entry.compress_type != zipfile.ZIP_STORED for entry in entries):
+        raise ProtocolError("a message from the worker holds compressed entries (torch.save writes none)")
+    if sum(entry.file_size for entry in entries) > limit:
+        raise ProtocolError(f"a message from the worker would unpack to more than {limit} bytes")
+
+
 def decode(frame: bytes) -> Any:
+    check_archive(frame)
     try:
         return torch.load(io.BytesIO(frame), weights_only=True)
     except Exception as error:

@@ -1,0 +1,93 @@
+"""A red team's attacks on the allow-list view and the guard (tests/tooling/redteam/, one attention.py each),
+graded as a student would submit them: each earns at most what its honest part earns without the attack."""
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.capabilities import scan
+from grader.grade import grade
+from grader.report import FlagKind
+from grader.sandbox import isolation as sandbox
+from grader.sandbox import wire
+from tests.tooling.misbehaving import REFERENCE, STUBS
+
+ATTACKS = Path(__file__).parent / "redteam"
+needs_namespaces = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
+
+
+def graded(tmp_path: Path, name: str, suite: str = "all"):
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "attention.py").write_text((ATTACKS / f"{name}.py").read_text())
+    return grade(tmp_path / name, suite)
+
+
+@needs_namespaces
+@pytest.mark.parametrize("name", ["guard_neutralize", "meter_forge", "bomb_reply", "pickle_reply", "ctypes_fork",
+                                  "route_probe"])
+def test_an_attack_on_the_grader_inside_the_worker_is_refused_before_it_runs(tmp_path, name):
+    report = graded(tmp_path, name, "public")
+    assert report.score == 0 and report.flags[0].kind is FlagKind.REFUSED
+    assert "reaches the grader's own code" in report.tests[0].message
+
+
+@needs_namespaces
+def test_python_loops_over_tolist_earn_what_plain_loops_earn(tmp_path):
+    report = graded(tmp_path, "tolist_loops")
+    assert report.tasks["efficiency"].score <= 1  # the loop control's efficiency: one shape-free test
+
+
+@needs_namespaces
+def test_torch_ao_quantizable_attention_behind_the_labs_names_earns_no_mha_points(tmp_path):
+    report = graded(tmp_path, "quantizable_mha")
+    assert report.tasks["mha"].score == 0
+    assert any(flag.kind is FlagKind.FROM_SCRATCH for flag in report.flags)
+
+
+@needs_namespaces
+def test_masked_softmax_gains_nothing_over_the_reference(tmp_path):
+    assert graded(tmp_path, "masked_softmax").score < 100
+
+
+@needs_namespaces
+def test_probing_the_file_system_earns_what_the_stubs_earn(tmp_path):
+    assert graded(tmp_path, "fsprobe", "public").score == 0
+
+
+def test_honest_files_reach_nothing_of_the_graders():
+    assert scan(REFERENCE) == [] and scan(STUBS) == []
+
+
+@pytest.mark.parametrize("construct", [
+    "import grader.sandbox.guard", "import sys\nsys.modules['x']", "f.__globals__", "exec('1')", "eval('1')",
+    "getattr(torch, name)", "getattr(f, '__code__')", "import gc", "import ctypes", "from importlib import util",
+    "x = '{0.__globals__}'.format(f)", "vars(torch)['sys']", "torch.__dict__", "e.__traceback__.tb_frame.f_back",
+    "torch.load(buffer)", "import operator", "type(x).__mro__", "object.__subclasses__()",
+])
+def test_each_route_to_the_graders_code_is_found(construct):
+    assert scan(construct), construct
+
+
+@pytest.mark.parametrize("construct", [
+    "super().__init__()", "self.modules()", "getattr(self, 'w_q')", "import math\nimport torch.nn.functional as F",
+    "if __name__ == '__main__':\n    pass", "class A:\n    def __call__(self):\n        return self.__class__",
+    "import numpy as np", "import sys\nprint('x', file=sys.stderr)", "from typing import Optional",
+])
+def test_what_honest_code_uses_is_not_refused(construct):
+    assert scan(construct) == [], construct
+
+
+def test_a_compressed_frame_is_refused_before_it_is_unpacked():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("archive/data.pkl", b"\0" * 1_000_000)
+    with pytest.raises(wire.ProtocolError, match="compressed"):
+        wire.decode(buffer.getvalue())
+
+
+def test_a_frame_that_would_unpack_past_the_limit_is_refused():
+    frame = wire.encode({"value": b"x" * 1000})
+    with pytest.raises(wire.ProtocolError, match="more than 10 bytes"):
+        wire.check_archive(frame, limit=10)
