@@ -52,7 +52,6 @@ class Env:
     RUN_BUDGET = "GRADER_RUN_BUDGET"  # gradescope-run: seconds for the whole run
     SANDBOX = "GRADER_SANDBOX"  # "off", or a weaker level by name (tests of the fallbacks)
     SANDBOX_HIDE = "GRADER_SANDBOX_HIDE"  # grader -> pytest child: folders no worker may see (batch: the class)
-    SANDBOX_LEVEL = "GRADER_SANDBOX_LEVEL"  # set inside the worker: the level it runs at
     SANDBOX_MEMORY_MB = "GRADER_SANDBOX_MEMORY_MB"  # cgroup memory limit of the worker tree
     WORKER_MEMORY_MB = "GRADER_WORKER_MEMORY_MB"  # the worker's address-space budget
 

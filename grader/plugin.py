@@ -45,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "task(id): the graded task this test belongs to")
     if Env.REPORT_FD in os.environ:
         _STATE["reporter"] = Reporter(
-            int(os.environ.pop(Env.REPORT_FD)), int(os.environ.pop(Env.KEY_FD))
+            int(os.environ[Env.REPORT_FD]), int(os.environ[Env.KEY_FD])
         )
     impl = resolve_impl(config.getoption("--impl"))
     _STATE["impl"] = impl
@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
         hide = [p for p in os.environ.get(Env.SANDBOX_HIDE, "").split(os.pathsep) if p]
         submission = Submission(impl, limits=limits, log_path=os.environ.get(Env.WORKER_LOG), hide=hide)
         if Env.WORKER_FD in os.environ:  # the grader started it before pytest: torch imports overlap
-            submission.adopt(int(os.environ.pop(Env.WORKER_FD)), int(os.environ.pop(Env.WORKER_PID)))
+            submission.adopt(int(os.environ[Env.WORKER_FD]), int(os.environ[Env.WORKER_PID]))
         elif "reporter" in _STATE:  # a graded run: let the worker import torch while pytest collects
             submission.start()
         _STATE["submission"] = submission  # in a plain pytest run, the first test that needs it starts it

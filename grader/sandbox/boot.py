@@ -9,10 +9,11 @@ import json
 import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import NoReturn
 
-from grader.paths import IMPL_NAME, Env
+from grader.paths import IMPL_NAME
 from grader.sandbox import cgroups, linux
 from grader.sandbox.policy import MB, Limits
 from grader.sandbox.view import View, build, mount_scratch
@@ -63,8 +64,7 @@ def become_worker(config: dict, impl_copy: Path, home: Path) -> NoReturn:
     fd = config["fd"]
     os.closerange(3, fd)
     os.closerange(fd + 1, 65536)
-    os.environ.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1",
-                      **{Env.SANDBOX_LEVEL: config["level"]})
+    tempfile.tempdir = str(home)  # the worker's temporary folder (its environment names none)
     sys.dont_write_bytecode = True
     from grader.sandbox import worker
 

@@ -157,8 +157,8 @@ def serve(config_text: str) -> None:
     build(view, config["root"])
     linux.make_undumpable()
     sys.dont_write_bytecode = True
-    os.environ.update(HOME=view.scratch, TMPDIR=view.scratch)  # torch's first use wants a temporary folder
     mount_scratch(view, ZYGOTE_SCRATCH_MB)
+    tempfile.tempdir = view.scratch  # torch's first use wants a temporary folder
     _warm()
     tempfile.tempdir = None  # each worker finds its own (its TMPDIR is its home)
     forkserver.serve(socket.socket(fileno=config["fd"]), lambda request, fds: _child(request, fds, view),
