@@ -174,3 +174,18 @@ def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and
 def gradebook(path: Path) -> dict[str, dict[str, str]]:
     with open(path, newline="") as handle:
         return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+def test_the_gradescope_runner_grades_exactly_with_its_root_under_tmpdir(tmp_path, monkeypatch):
+    import tempfile
+
+    from grader.gradescope import run
+
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    shutil.copy(REPO / "solutions" / "attention.py", root / "submission" / "attention.py")
+    monkeypatch.setenv("TMPDIR", str(root))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    results = json.loads(run(root).read_text())
+    assert results["score"] == 120.0  # core 100 and bonus 20
+    assert all(test["status"] == "passed" for test in results["tests"])
