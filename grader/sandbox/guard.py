@@ -391,7 +391,7 @@ def _counted_per_element(original, from_result):
             _refuse(FOREIGN_STORAGE.format(what="a Python buffer").removesuffix(" is refused in this lab's code"))
         result = original(*args, **kwargs)
         counter = _STATE["counter"]
-        if _STATE["graded"] and counter is not None and counter.stats is not None:
+        if _STATE["graded"] and counter is not None and counter.stats is not None and not counter.paused:
             tensor = result if from_result else args[0]
             if isinstance(tensor, torch.Tensor):
                 counter.stats.op_count += tensor.numel()

@@ -31,7 +31,7 @@ from typing import IO, TYPE_CHECKING
 from grader.paths import GRADER, REPO, Env
 from grader.sandbox.policy import DEFAULT, Limits
 from grader.sandbox.slots import Slot
-from grader.sandbox.view import mount_point, plan
+from grader.sandbox.view import SCRATCH, mount_point, plan
 
 if TYPE_CHECKING:
     import pytest
@@ -206,6 +206,11 @@ def command(impl_file: str | os.PathLike[str], fd: int, chosen: str, limits: Lim
     elif chosen == "user-namespace":
         argv = [unshare_path(), "--user", "--map-root-user", *NAMESPACE_FLAGS] + argv
     return argv, slot, folder
+
+
+def worker_home(chosen: str, folder: str) -> str:
+    """Where the worker's home is, seen from the worker (boot.prepare_scratch makes it)."""
+    return f"{SCRATCH if chosen in ('namespaces', 'user-namespace') else folder}/home"
 
 
 def scratch_base() -> str:

@@ -21,11 +21,11 @@ UNSANDBOXED = ("import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox
 KEPT_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OMP_NUM_THREADS", "SYSTEMROOT")  # SYSTEMROOT: Windows
 
 
-def worker_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The worker's environment, an allow-list: the locale and thread settings, nothing that names a path
-    or a secret of the grader's."""
+def worker_environment(environ: Mapping[str, str], home: str) -> dict[str, str]:
+    """The worker's environment, an allow-list: the locale and thread settings, and its home (HOME, TMPDIR);
+    nothing that names a path or a secret of the grader's."""
     env = {name: environ[name] for name in KEPT_VARIABLES if name in environ}
-    env.update(PYTHONDONTWRITEBYTECODE="1", PATH=os.defpath)
+    env.update(PYTHONDONTWRITEBYTECODE="1", PATH=os.defpath, HOME=home, TMPDIR=home)
     return env
 
 
@@ -43,7 +43,6 @@ def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = Fals
     parent_sock, child_sock = socket.socketpair()
     fd = child_sock.fileno()
     warm = "public" if public_only else "all"
-    env = worker_environment(os.environ)
     chosen = sandbox.level()
     slot: sandbox.Slot | None
     if chosen == "none":
@@ -51,9 +50,10 @@ def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = Fals
         argv = [sys.executable, "-I", "-u", "-c", UNSANDBOXED, str(GRADER.parent), str(fd), str(impl_file), warm,
                 str(limits.address_space_mb)]
         slot = None
-        env.update(HOME=folder, TMPDIR=folder)
+        env = worker_environment(os.environ, folder)
     else:
         argv, slot, folder = sandbox.command(impl_file, fd, chosen, limits, hide, warm)
+        env = worker_environment(os.environ, sandbox.worker_home(chosen, folder))
     try:
         process = sandbox.SandboxedProcess(
             argv, pass_fds=[fd], stdin=subprocess.DEVNULL, stdout=log, stderr=log,

@@ -95,7 +95,7 @@ class Zygote(forkserver.Client):
     def _start(self, hide: Iterable[str | Path]) -> tuple[subprocess.Popen, Channel]:
         view = plan(GRADER, [str(REPO), *map(str, hide)])
         self.scratch = root = mount_point(view)
-        env = worker_environment(os.environ)
+        env = worker_environment(os.environ, f"{view.scratch}/home")  # each worker's home, in its own scratch
         env.update(OMP_NUM_THREADS="1")
 
         def argv(fd: int) -> list[str]:

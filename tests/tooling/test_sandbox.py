@@ -240,7 +240,6 @@ def test_batch_refuses_to_run_unsandboxed_unless_told(tmp_path, monkeypatch):
     assert run_batch(tmp_path, suite="public", output=tmp_path / "grades.csv", progress=False, no_sandbox=True) == {}
 
 
-@pytest.mark.parametrize("where", [{"cluster": "local:1"}, {"scheduler": "tcp://127.0.0.1:8786"}])
 def test_batch_refuses_the_uid_level_unless_told_and_says_what_it_exposes(tmp_path, monkeypatch):
     from instructor.batch import run_batch
 
@@ -249,6 +248,7 @@ def test_batch_refuses_the_uid_level_unless_told_and_says_what_it_exposes(tmp_pa
         run_batch(tmp_path, suite="public", output=tmp_path / "grades.csv", progress=False)
 
 
+@pytest.mark.parametrize("where", [{"cluster": "local:1"}, {"scheduler": "tcp://127.0.0.1:8786"}])
 def test_batch_on_dask_leaves_the_sandbox_check_to_the_hosts_that_grade(tmp_path, monkeypatch, where):
     from instructor import batch
 

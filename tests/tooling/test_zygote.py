@@ -80,7 +80,7 @@ def test_a_forked_worker_has_its_own_uid_home_and_process_namespace(classroom):
 
 
 def test_a_forked_worker_sees_exactly_the_allow_list_of_a_plain_start(classroom):
-    submission, worker = student(classroom, "eve", PROBE)
+    submission, worker = student(classroom, "gil", PROBE)
     try:
         assert_only_the_allow_list(submission)
     finally:
