@@ -40,9 +40,9 @@ def check_tensor(got, name, shape=None, dtype=None, layout=None, hint=None):
 # -- naming a mistake: the student's result against what each known mistake computes ----------------
 
 MATCH = 1.0  # a variant matches when no entry is further from it than the tolerance allows
-FAR_CLOSER = 1000.0  # ... or when it is this many times closer than the correct result
+FAR_CLOSER = 1000.0  # ... or when its largest absolute error is this many times smaller than the truth's
 CLEARLY = 10.0  # every other variant, and the truth, must be at least this many tolerances away
-MARGIN = 100.0  # ... and this many times further than the matching variant
+MARGIN = 100.0  # ... and their largest absolute error this many times the matching variant's
 
 
 def _parts(value):
@@ -104,14 +104,14 @@ def diagnose(got, expected, mistakes):
     if not scored:
         return None
     (best, best_abs), cause = scored[0]
-    truth = distance(got, expected) or (float("inf"), float("inf"))
-    if not (best <= MATCH or best * FAR_CLOSER <= truth[0]):
+    truth, truth_abs = distance(got, expected) or (float("inf"), float("inf"))
+    if best_abs == float("inf") or not (best <= MATCH or best_abs * FAR_CLOSER <= truth_abs):
         return None
-    others = [d for (d, _), _ in scored[1:]] + [truth[0]]
-    if any(other < max(CLEARLY, MARGIN * best) for other in others):
+    others = [d for d, _ in scored[1:]] + [(truth, truth_abs)]
+    if any(norm < CLEARLY or absolute < MARGIN * best_abs for norm, absolute in others):
         return None
     return (f"{cause} (your result differs from what that mistake computes by at most {best_abs:.2g}, and from "
-            f"the correct result by up to {truth[1]:.3g})")
+            f"the correct result by up to {truth_abs:.3g})")
 
 
 def close(got, expected) -> bool:
