@@ -468,7 +468,7 @@ CATALOGUE = (
         "mha_merge_without_transpose", "mha", True,
         "forward flattens the heads [B, H, T, d_head] straight to [B, T, d_model] instead of calling merge_heads.",
         (MHA_MERGE, "        output = self.w_o(heads.reshape(heads.size(0), heads.size(2), -1))  # (B, Tq, d_model)"),
-        cause="merged without the transpose",
+        cause="without moving H back",
     ),
     mutant(
         "mha_merge_with_view", "mha", True,
