@@ -294,7 +294,7 @@ CATALOGUE = (
         "With is_causal=True the causal mask replaces the caller's mask instead of being combined with it.",
         ('        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours',
          "        mask = allowed  # overwrites the caller's mask"),
-        cause="mask was ignored because is_causal=True",
+        cause="mask was ignored when is_causal=True",
     ),
     mutant(
         "sdpa_scale_not_passed", "sdpa", True,
@@ -448,13 +448,13 @@ CATALOGUE = (
         "forward accepts mask but does not pass it on to scaled_dot_product_attention.",
         (MHA_SDPA,
          "        heads, weights = scaled_dot_product_attention(q, k, v, None, is_causal)  # (B, H, Tq, d_head)"),
-        cause="mask was not passed on",
+        cause="mask was ignored: not passed on",
     ),
     mutant(
         "mha_is_causal_not_passed", "mha", True,
         "forward accepts is_causal but does not pass it on to scaled_dot_product_attention.",
         (MHA_SDPA, "        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, Tq, d_head)"),
-        cause="is_causal was not passed on",
+        cause="is_causal was ignored: not passed on",
     ),
     mutant(
         "mha_scale_by_sqrt_d_model", "mha", True,

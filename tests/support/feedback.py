@@ -42,7 +42,7 @@ def check_tensor(got, name, shape=None, dtype=None, layout=None, hint=None):
 MATCH = 1.0  # a variant matches when no entry is further from it than the tolerance allows
 FAR_CLOSER = 1000.0  # ... or when its largest absolute error is this many times smaller than the truth's
 CLEARLY = 10.0  # every other variant, and the truth, must be at least this many tolerances away
-MARGIN = 100.0  # ... and their largest absolute error this many times the matching variant's
+MARGIN = 100.0  # ... and, for a match that is only far closer, this many times its absolute error
 
 
 def _parts(value):
@@ -105,10 +105,11 @@ def diagnose(got, expected, mistakes):
         return None
     (best, best_abs), cause = scored[0]
     truth, truth_abs = distance(got, expected) or (float("inf"), float("inf"))
-    if best_abs == float("inf") or not (best <= MATCH or best_abs * FAR_CLOSER <= truth_abs):
+    matches = best <= MATCH
+    if best_abs == float("inf") or not (matches or best_abs * FAR_CLOSER <= truth_abs):
         return None
     others = [d for d, _ in scored[1:]] + [(truth, truth_abs)]
-    if any(norm < CLEARLY or absolute < MARGIN * best_abs for norm, absolute in others):
+    if any(norm < CLEARLY or (not matches and absolute < MARGIN * best_abs) for norm, absolute in others):
         return None
     return (f"{cause} (your result differs from what that mistake computes by at most {best_abs:.2g}, and from "
             f"the correct result by up to {truth_abs:.3g})")

@@ -38,6 +38,7 @@ class Result:
     the tolerance of `tolerance` (a dtype) instead of the result's own dtype when given."""
     value: Any
     tolerance: torch.dtype | None = None
+    cause: str | None = None  # the explanation, when it depends on the call (a bool or a float mask)
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,10 @@ def results(kind: str, **call: Any) -> dict[str, Result]:
             value = entry.compute(**call)
         except (RuntimeError, ValueError, IndexError, TypeError):  # a variant whose shapes do not fit this call
             continue
-        if value is not None and entry.cause not in found:
-            found[entry.cause] = value if isinstance(value, Result) else Result(value)
+        if value is None:
+            continue
+        result = value if isinstance(value, Result) else Result(value)
+        found.setdefault(result.cause or entry.cause, result)
     return found
 
 
@@ -142,7 +145,8 @@ def scores_not_scaled(q, k, scale=None):
     return _scaled(q, k, 1.0) if scale != 1.0 else None
 
 
-@variant("scores", "the scores were scaled by 1/d; the scale is 1/sqrt(d)")
+@variant("scores", "the scores were scaled by 1/d (1/sqrt(d) applied twice gives the same); the scale is 1/sqrt(d), "
+                   "applied once")
 def scores_over_d(q, k, scale=None):
     return _scaled(q, k, 1.0 / q.size(-1)) if scale is None and q.size(-1) > 1 else None
 
@@ -154,8 +158,7 @@ def scores_times_sqrt_d(q, k, scale=None):
 
 @variant("scores", "the scale was applied twice (to q and again to the scores, or to both q and k): apply it once")
 def scores_scaled_twice(q, k, scale=None):
-    factor = default_scale(q) if scale is None else scale
-    return _scaled(q, k, factor * factor) if factor not in (0.0, 1.0) else None
+    return _scaled(q, k, scale * scale) if scale not in (None, 0.0, 1.0) else None  # None: that is 1/d
 
 
 @variant("scores", "the scores were scaled by 1/sqrt(Tk), the number of keys: the scale is 1/sqrt(d) with "
@@ -251,7 +254,10 @@ def weights_wrong_dim(scores, mask=None):
                     "row's max first (torch.softmax does that; or subtract s.amax(-1, keepdim=True))")
 def weights_without_max_subtracted(scores, mask=None):
     exp = apply_mask(scores, mask).exp()  # in the scores' dtype, where it overflows
-    return exp / exp.sum(dim=-1, keepdim=True)
+    total = exp.sum(dim=-1, keepdim=True)
+    if not torch.isinf(total).any():
+        return None  # no overflow: the same as the correct softmax (fully blocked rows are another mistake)
+    return exp / total.masked_fill(total == 0, 1.0)
 
 
 @variant("weights", "the bool mask is inverted: True means ALLOWED (torch's convention), so block where it is False")
@@ -433,14 +439,21 @@ def sdpa_causal_ignored_when_lengths_differ(q, k, v, mask=None, is_causal=False,
     return attend(q, k, v, mask, False, scale) if is_causal and q.size(-2) != k.size(-2) else None
 
 
-@variant("sdpa", "is_causal was ignored because a mask was given: apply both")
+@variant("sdpa", "is_causal was ignored when a mask was given (or always): apply both")
 def sdpa_causal_dropped_for_mask(q, k, v, mask=None, is_causal=False, scale=None):
     return attend(q, k, v, mask, False, scale) if is_causal and mask is not None else None
 
 
-@variant("sdpa", "the mask was ignored because is_causal=True: apply both")
+@variant("sdpa", "the mask was ignored when is_causal=True (dropped for the causal mask, or never applied): apply "
+                 "both")
 def sdpa_mask_dropped_for_causal(q, k, v, mask=None, is_causal=False, scale=None):
-    return attend(q, k, v, None, True, scale) if is_causal and mask is not None else None
+    if not is_causal or mask is None:
+        return None
+    found = attend(q, k, v, None, True, scale)
+    if _bool(mask):
+        return found
+    return Result(found, cause="the float mask was ignored when is_causal=True (never added to the scores, or "
+                               "dropped for the causal mask): add it AND block the causal future")
 
 
 @variant("sdpa", "the masks were combined with OR: a key is allowed only if BOTH allow it (AND)")
@@ -535,8 +548,8 @@ class Slips:
     merge: Callable[..., Any] | None = None
     keys_with: str = "w_k"
     values_from: str = "value"
-    transpose_weights: bool = True
-    with_bias: bool = True
+    untransposed: tuple[str, ...] = ()  # layers whose weight was used as x @ weight
+    without_bias: tuple[str, ...] = ()  # layers whose bias was left out
     with_w_o: bool = True
     scale: float | None = None
     mask_inverted: bool = False
@@ -561,8 +574,8 @@ def forward(params, n_heads, query, key=None, value=None, mask=None, is_causal=F
 
     def linear(x, name):
         weight = params[f"{name}.weight"].double()
-        b = params.get(f"{name}.bias") if slips.with_bias else None
-        return F.linear(x.double(), weight if slips.transpose_weights else weight.T, None if b is None else b.double())
+        b = None if name in slips.without_bias else params.get(f"{name}.bias")
+        return F.linear(x.double(), weight.T if name in slips.untransposed else weight, None if b is None else b.double())
 
     split = slips.split or _split
     q = split(linear(query, "w_q"), n_heads)
@@ -609,8 +622,11 @@ def _lift_to_mha(entry: Variant, field: str) -> None:
     _register("mha", entry.name, entry.cause, compute)
 
 
+DESCRIBED_BY_MHA = ("sdpa_in_float32", "sdpa_dtype_not_kept", "sdpa_pair_swapped", "weights_mask_ignored",
+                    "weights_float_mask_ignored", "sdpa_causal_ignored", "sdpa_causal_ignored_when_lengths_differ",
+                    "sdpa_causal_dropped_for_mask", "sdpa_mask_dropped_for_causal")
 for _entry in list(VARIANTS["sdpa"]):
-    if _entry.name not in ("sdpa_in_float32", "sdpa_dtype_not_kept", "sdpa_pair_swapped"):
+    if _entry.name not in DESCRIBED_BY_MHA:
         _lift_to_mha(_entry, "sdpa")
 for _entry in VARIANTS["split_heads"]:
     _lift_to_mha(_entry, "split")
@@ -620,13 +636,32 @@ for _entry in VARIANTS["merge_heads"]:
 _mha("w_o was forgotten: apply self.w_o to the merged heads", with_w_o=False)
 _mha("the keys were projected with w_q: project key with w_k", keys_with="w_q")
 _mha("the values were projected from key, not value: v = w_v(value)", values_from="key")
-_mha("the projection weights were used untransposed (x @ w.weight): nn.Linear computes x @ weight.T + bias; "
-     "call the layer, self.w_q(x)", transpose_weights=False)
-_mha("the projections' biases were not added: call the nn.Linear layers (self.w_q(x)), which add them",
-     with_bias=False)
-_mha("the mask was not passed on to scaled_dot_product_attention", pass_mask=False)
+IN_LAYERS, ALL_LAYERS = ("w_q", "w_k", "w_v"), ("w_q", "w_k", "w_v", "w_o")
+_mha("the projection weights were used untransposed (x @ w.weight) in all four layers: nn.Linear computes "
+     "x @ weight.T + bias; call the layer, self.w_q(x)", untransposed=ALL_LAYERS)
+_mha("the projection weights of w_q, w_k and w_v were used untransposed (x @ w.weight): nn.Linear computes "
+     "x @ weight.T + bias; call the layer, self.w_q(x)", untransposed=IN_LAYERS)
+_mha("the projections' biases were not added (in all four layers): call the nn.Linear layers (self.w_q(x)), "
+     "which add them", without_bias=ALL_LAYERS)
+_mha("the projections' biases were not added in w_q, w_k and w_v: call the nn.Linear layers (self.w_q(x)), "
+     "which add them", without_bias=IN_LAYERS)
 _mha("the mask is inverted: True means ALLOWED", mask_inverted=True)
-_mha("is_causal was not passed on to scaled_dot_product_attention", pass_causal=False)
+
+
+@variant("mha", "the mask was ignored: not passed on to scaled_dot_product_attention, or without effect there")
+def mha_mask_ignored(params, n_heads, query, key=None, value=None, mask=None, is_causal=False, bias=True):
+    if mask is None:
+        return None
+    found = forward(params, n_heads, query, key, value, mask, is_causal, bias, Slips(pass_mask=False))
+    if _bool(mask):
+        return found
+    return Result(found, cause="the float mask was ignored: not passed on to scaled_dot_product_attention, or "
+                               "never added to the scores there")
+
+
+@variant("mha", "is_causal was ignored: not passed on to scaled_dot_product_attention, or without effect there")
+def mha_causal_ignored(params, n_heads, query, key=None, value=None, mask=None, is_causal=False, bias=True):
+    return forward(params, n_heads, query, key, value, mask, False, bias) if is_causal else None
 _mha("the weights were averaged over the heads: return the per-head weights [B, H, Tq, Tk]", average_heads=True)
 
 
