@@ -58,7 +58,7 @@ def test_a_bool_mask_gives_blocked_keys_exactly_zero_weight(submission):
     got, measured = weights(submission, label, scores, mask)
     assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS,
                  hint="scores.masked_fill(~mask, float('-inf')), then softmax(dim=-1)",
-                 mistakes=mask_mistakes(scores, mask))
+                 mistakes=mask_mistakes(scores, mask), blocked=~mask.any(-1, keepdim=True))
     assert_zero_where(got, ~mask, label, DIMS, hint="block with float('-inf') before the softmax")
     assert_unchanged([scores, mask], measured.args_after[:2], ["scores", "mask"], "attention_weights")
 
@@ -74,7 +74,7 @@ def test_a_float_mask_is_added_to_the_scores(submission):
     got, measured = weights(submission, label, scores, mask)
     assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS,
                  hint="a float mask is ADDED: softmax(scores + mask, dim=-1)",
-                 mistakes=float_mask_mistakes(scores, mask))
+                 mistakes=float_mask_mistakes(scores, mask), blocked=~allowed.any(-1, keepdim=True))
     assert_unchanged([scores, mask], measured.args_after[:2], ["scores", "mask"], "attention_weights")
 
 

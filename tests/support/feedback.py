@@ -106,7 +106,8 @@ def diagnose(got, expected, mistakes):
     (best, best_abs), cause = scored[0]
     truth, truth_abs = distance(got, expected) or (float("inf"), float("inf"))
     matches = best <= MATCH
-    if best_abs == float("inf") or not (matches or best_abs * FAR_CLOSER <= truth_abs):
+    far_closer = truth_abs < float("inf") and best_abs * FAR_CLOSER <= truth_abs  # inf (NaN) proves nothing
+    if best_abs == float("inf") or not (matches or far_closer):
         return None
     others = [d for d, _ in scored[1:]] + [(truth, truth_abs)]
     if any(norm < CLEARLY or (not matches and absolute < MARGIN * best_abs) for norm, absolute in others):

@@ -99,3 +99,11 @@ def test_adding_a_variant_is_one_decorated_function():
     finally:
         hypotheses.VARIANTS["merge_heads"].pop()
     assert len(hypotheses.VARIANTS["merge_heads"]) == before
+
+
+def test_nan_in_the_result_makes_no_mistake_far_closer():
+    """Against a result with NaN the truth is infinitely far: that is no evidence for a mistake 0.3 away."""
+    output, weights = truth(SDPA_CALLS["plain"])
+    got = (output, weights.clone().index_fill_(-1, torch.tensor([0]), float("nan")))
+    near = (output, weights + 0.3)
+    assert diagnose(got, (output, weights), {"a mistake 0.3 away": near}) is None
