@@ -311,8 +311,9 @@ def second_style_floor_failures(summary: Mapping[str, float]) -> list[str]:
     """The second style's fractions below their floors."""
     failures = []
     if summary["public_caught"] < SECOND_STYLE_CAUGHT_FLOOR:
-        failures.append(f"the public suite catches {summary['public_caught']:.1%} of the second-style mutants, below "
-                        f"the floor of {SECOND_STYLE_CAUGHT_FLOOR:.0%} (instructor/mutants.py SECOND_STYLE_CAUGHT_FLOOR)")
+        failures.append(f"the public suite catches {summary['public_caught']:.1%} of the second-style mutants, "
+                        f"below the floor of {SECOND_STYLE_CAUGHT_FLOOR:.0%} "
+                        "(instructor/mutants.py SECOND_STYLE_CAUGHT_FLOOR)")
     if summary["named"] < SECOND_STYLE_NAMED_FLOOR:
         failures.append(f"the public suite names {summary['named']:.1%} of the second-style mutants, below the floor "
                         f"of {SECOND_STYLE_NAMED_FLOOR:.0%} (instructor/mutants.py SECOND_STYLE_NAMED_FLOOR)")
