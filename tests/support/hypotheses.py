@@ -401,7 +401,7 @@ def sdpa_scale_by_value_width(q, k, v, mask=None, is_causal=False, scale=None):
 
 def _causal_variant(diagonal: int = 0, upper: bool = False, when: Callable[[int, int], bool] = lambda tq, tk: True):
     def compute(q, k, v, mask=None, is_causal=False, scale=None):
-        q_len, k_len = q.size(-2), k.size(-2)
+        q_len, k_len = q.shape[-2], k.shape[-2]
         if not is_causal or not when(q_len, k_len):
             return None
         ones = torch.ones(q_len, k_len, dtype=torch.bool)
@@ -568,8 +568,8 @@ def _merge(x):
 
 def forward(params, n_heads, query, key=None, value=None, mask=None, is_causal=False, bias=True, slips=Slips()):
     """(output, weights) of multi-head attention with the given slips, in query's dtype."""
-    key = query if key is None else key
-    value = key if value is None else value
+    key = key if key is not None else query  # (the defaults of forward)
+    value = value if value is not None else key
     sources = {"query": query, "key": key, "value": value}
 
     def linear(x, name):
