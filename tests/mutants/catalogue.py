@@ -186,10 +186,13 @@ CATALOGUE = (
         "mask_after_softmax", "softmax_weights", True,
         "The bool mask zeroes weights after the softmax, so the allowed weights no longer sum to 1.",
         (BOOL_FILL, "            pass  # applied after the softmax below"),
-        (SOFTMAX_TAIL, SOFTMAX + "\n"
+        ("    return weights.masked_fill(blocked_rows, 0.0)\n",
+         "    weights = weights.masked_fill(blocked_rows, 0.0)\n"
          "    if mask is not None and mask.dtype == torch.bool:\n"
          "        weights = weights.masked_fill(~mask, 0.0)\n"
          "    return weights\n"),
+        (FAST_SOFTMAX, "        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)\n"
+                       "        return weights if mask is None or mask.dtype != torch.bool else weights.masked_fill(~mask, 0.0)"),
         cause="applied after the softmax",
     ),
     mutant(
@@ -376,7 +379,7 @@ CATALOGUE = (
         "merge_heads calls .view on the transposed (non-contiguous) tensor, which raises a RuntimeError.",
         ("    return heads.flatten(-2)  # (B, T, H * d_head)",
          "    return heads.view(heads.size(0), heads.size(1), -1)  # (B, T, H * d_head)"),
-        cause=".view() on a transposed",
+        cause=".view() on a non-contiguous",
     ),
     # -- divisibility ---------------------------------------------------------------------------
     mutant(
@@ -474,7 +477,7 @@ CATALOGUE = (
         "mha_merge_with_view", "mha", True,
         "forward merges the heads with transpose(1, 2).view(...), which raises on the non-contiguous tensor.",
         (MHA_MERGE, "        output = self.w_o(heads.transpose(1, 2).view(heads.size(0), heads.size(2), -1))"),
-        cause=".view() on a transposed",
+        cause=".view() on a non-contiguous",
     ),
     mutant(
         "mha_head_averaged_weights", "mha", True,

@@ -144,7 +144,8 @@ ENTRIES = (
             scores = scores + mask
 '''),
            (SOFTMAX_TAIL, '''\
-    weights = scores.softmax(-1)
+    blocked_rows = torch.isneginf(scores).all(dim=-1, keepdim=True)
+    weights = torch.where(blocked_rows, 0.0, scores.masked_fill(blocked_rows, 0.0).softmax(-1))
     if mask is not None and mask.dtype == torch.bool:
         weights = torch.where(mask, weights, 0.0)
     return weights
@@ -271,10 +272,10 @@ ENTRIES = (
             "    scores = attention_scores(q, k, scale if scale is not None else v.size(-1) ** -0.5)"), fresh=True),
     # -- heads --------------------------------------------------------------------------------------
     second("ss_split_view_straight", "heads", "reshaped straight to [B, H, T, d_head]",
-           "split_heads views x straight as [B, H, T, d_head].",
+           "split_heads views (a contiguous copy of) x straight as [B, H, T, d_head].",
            (SPLIT_BODY, '''\
     b, t, _ = x.shape
-    return x.view(b, n_heads, t, -1)
+    return x.contiguous().view(b, n_heads, t, -1)
 ''')),
     second("ss_split_interleaved_transposes", "heads", "interleaved",
            "x.reshape(B, T, -1, H) then two transposes: feature f goes to head f % H.",
@@ -288,7 +289,7 @@ ENTRIES = (
     b, h, t, e = x.shape
     return x.contiguous().view(b, t, h * e)
 ''')),
-    second("ss_merge_transpose_view", "heads", ".view() on a transposed",
+    second("ss_merge_transpose_view", "heads", ".view() on a non-contiguous",
            "merge_heads calls .view on x.transpose(1, 2).",
            (MERGE_BODY, '''\
     b, h, t, e = x.shape

@@ -211,8 +211,8 @@ KNOWN_ERRORS = (
      "an einsum equation with fixed dims such as 'bhid,bhjd->bhij' fits 4-D inputs only: write "
      "'...id,...jd->...ij' (an ellipsis for the leading dims), or use q @ k.transpose(-2, -1)"),
     (("view size is not compatible",),
-     ".view() on a transposed (non-contiguous) tensor: use reshape() or flatten(-2), or call .contiguous() "
-     "before view()."),
+     ".view() on a non-contiguous tensor (one transposed or permuted, by your code or before it reached it): use "
+     "reshape() or flatten(-2), or call .contiguous() before view()."),
     (("bitwise_and", "not implemented for"),
      "`&` was applied to a floating tensor: `&` combines bool masks only. A float mask is ADDED to the "
      "scores; block the causal future with masked_fill(~causal, float('-inf')) as well"),
