@@ -47,8 +47,8 @@ STUBS = ASSIGNMENT
 CAUSE_PREFIX = "Likely cause:"
 PUBLIC_CAUGHT_FLOOR = 0.90  # of all mutants (core and bonus), caught by the public suite
 NAMED_FLOOR = 0.92  # of all mutants, named by a Likely cause line of the public suite (72/78 on 1 Dec)
-SECOND_STYLE_CAUGHT_FLOOR = 0.90  # of the second-style mutants, caught by the public suite
-SECOND_STYLE_NAMED_FLOOR = 0.85  # of the second-style mutants, named by the public suite
+SECOND_STYLE_CAUGHT_FLOOR = 0.95  # of the second-style mutants, caught by the public suite (44/44 on 1 Dec)
+SECOND_STYLE_NAMED_FLOOR = 0.95  # of the second-style mutants, named by the public suite (44/44 on 1 Dec)
 
 Tasks = dict[str, dict[str, Any]]  # one suite's result for one attention.py (see grading below)
 Cause = tuple[str, str, str]  # (suite, test, a Likely cause line)
