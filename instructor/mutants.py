@@ -13,6 +13,11 @@ The reference (must lose nothing), the stubs (must score nothing) and the degene
 tests/mutants/degenerate.py (zeros, ones, None...: nothing outside their `allowed` tasks) are graded
 too, and none of them may get a Likely cause line. When the whole catalogue is graded with the public
 suite, at least PUBLIC_CAUGHT_FLOOR of the mutants must be caught publicly and NAMED_FLOOR named.
+
+tests/mutants/second_style.py holds the same mistakes written as other code, and fresh ones (its
+FRESH names): they are graded and judged the same way, and reported as a second figure with floors
+of their own (SECOND_STYLE_CAUGHT_FLOOR, SECOND_STYLE_NAMED_FLOOR), so that the diagnoses are
+measured on code they were not written against.
 The command exits 1 if anything is off.
 
 Each submission is graded once through the grader itself (grader.grade, as `python -m grader grade
@@ -35,12 +40,15 @@ from grader.tasks import TASKS, task_order
 from tests.mutants.bonus import BONUS
 from tests.mutants.catalogue import CATALOGUE, Mutant
 from tests.mutants.degenerate import Degenerate, degenerates
+from tests.mutants.second_style import FRESH, SECOND_STYLE
 
 REFERENCE = SOLUTION_FILE
 STUBS = ASSIGNMENT
 CAUSE_PREFIX = "Likely cause:"
 PUBLIC_CAUGHT_FLOOR = 0.90  # of all mutants (core and bonus), caught by the public suite
 NAMED_FLOOR = 0.92  # of all mutants, named by a Likely cause line of the public suite (72/78 on 1 Dec)
+SECOND_STYLE_CAUGHT_FLOOR = 0.95  # of the second-style mutants, caught by the public suite (44/44 on 1 Dec)
+SECOND_STYLE_NAMED_FLOOR = 0.95  # of the second-style mutants, named by the public suite (44/44 on 1 Dec)
 
 Tasks = dict[str, dict[str, Any]]  # one suite's result for one attention.py (see grading below)
 Cause = tuple[str, str, str]  # (suite, test, a Likely cause line)
@@ -51,8 +59,22 @@ class CatalogueError(Exception):
 
 
 def catalogue() -> tuple[Mutant, ...]:
-    """Every mutant: the core tasks' and the bonus tasks'."""
+    """Every first-style mutant: the core tasks' and the bonus tasks'."""
     return CATALOGUE + BONUS
+
+
+def second_style() -> tuple[Mutant, ...]:
+    """The second-style mutants (tests/mutants/second_style.py)."""
+    return SECOND_STYLE
+
+
+def every_mutant() -> tuple[Mutant, ...]:
+    """The catalogue, then the second-style mutants."""
+    return tuple(catalogue()) + tuple(second_style())
+
+
+def is_second_style(mutant: Mutant) -> bool:
+    return mutant in second_style()
 
 
 def degenerate_submissions() -> list[Degenerate]:
@@ -285,6 +307,19 @@ def fractions(rows: Sequence[Row]) -> dict[str, float]:
     }
 
 
+def second_style_floor_failures(summary: Mapping[str, float]) -> list[str]:
+    """The second style's fractions below their floors."""
+    failures = []
+    if summary["public_caught"] < SECOND_STYLE_CAUGHT_FLOOR:
+        failures.append(f"the public suite catches {summary['public_caught']:.1%} of the second-style mutants, "
+                        f"below the floor of {SECOND_STYLE_CAUGHT_FLOOR:.0%} "
+                        "(instructor/mutants.py SECOND_STYLE_CAUGHT_FLOOR)")
+    if summary["named"] < SECOND_STYLE_NAMED_FLOOR:
+        failures.append(f"the public suite names {summary['named']:.1%} of the second-style mutants, below the floor "
+                        f"of {SECOND_STYLE_NAMED_FLOOR:.0%} (instructor/mutants.py SECOND_STYLE_NAMED_FLOOR)")
+    return failures
+
+
 def floor_failures(summary: Mapping[str, float]) -> list[str]:
     """The fractions below their floors."""
     failures = []
@@ -366,6 +401,18 @@ def print_diagnoses(rows: Sequence[Row], width: int) -> None:
             print(f"      WRONG DIAGNOSIS in {suite}/{test}: {line[:160]}")
 
 
+def print_second_style(rows: Sequence[Row]) -> None:
+    """The second-style figures: all of them, and the fresh mistakes among them."""
+    for label, chosen in (("second style", rows), ("fresh mistakes", [r for r in rows if r.mutant.name in FRESH])):
+        if not chosen:
+            continue
+        figures = fractions(chosen)
+        count = len(chosen)
+        print(f"{label}: public suite catches {round(figures['public_caught'] * count)}/{count} "
+              f"({figures['public_caught']:.1%}), names {round(figures['named'] * count)}/{count} "
+              f"({figures['named']:.1%}); public + hidden catch {round(figures['caught'] * count)}/{count}")
+
+
 def print_summary(rows: Sequence[Row], summary: Mapping[str, float] | None) -> None:
     counts = {s: sum(1 for row in rows if row.status == s) for s in ("CAUGHT", "MISSED", "ERROR", "n/a")}
     print(f"\n{counts['CAUGHT']} caught, {counts['MISSED']} missed"
@@ -414,7 +461,7 @@ def grade_all(targets: Sequence[tuple[str, Path]], suites: Sequence[str],
 
 def choose(only: Sequence[str] | None) -> tuple[Sequence[Mutant], Sequence[Degenerate]]:
     """(mutants, degenerates) to grade: those named in only, or all; ValueError for unknown names."""
-    mutants, degenerates = catalogue(), degenerate_submissions()
+    mutants, degenerates = every_mutant(), degenerate_submissions()
     if not only:
         return mutants, degenerates
     unknown = set(only) - {m.name for m in mutants} - {d.name for d in degenerates}
@@ -475,12 +522,18 @@ def run(args: argparse.Namespace) -> int:
             failures.append(f"{row.mutant.name} MISSED: {row.why}")
         failures += [f"WRONG DIAGNOSIS: {row.mutant.name} (cause {row.mutant.cause!r}) gets {line!r} in {suite}/{test}"
                      for suite, test, line in row.wrong]
-    summary = fractions(rows) if "public" in suites and rows else None
+    first = [row for row in rows if not is_second_style(row.mutant)]
+    second = [row for row in rows if is_second_style(row.mutant)]
+    summary = fractions(first) if "public" in suites and first else None
     if summary and not args.only:
         failures += floor_failures(summary)
+    if "public" in suites and second and not args.only:
+        failures += second_style_floor_failures(fractions(second))
 
     print_table(rows, checked_degenerates, get, suites, args.verbose)
-    print_summary(rows, summary)
+    print_summary(first, summary)
+    if "public" in suites:
+        print_second_style(second)
     for failure in failures:
         print(f"FAIL: {failure}")
     if args.json:
@@ -507,7 +560,11 @@ def write_json(path: str | Path, suites: Sequence[str], results: Mapping[tuple[s
             "problems": problems,
         } for degenerate, problems in degenerates],
         "summary": summary,
-        "floors": {"public_caught": PUBLIC_CAUGHT_FLOOR, "named": NAMED_FLOOR},
+        "floors": {"public_caught": PUBLIC_CAUGHT_FLOOR, "named": NAMED_FLOOR,
+                   "second_style_public_caught": SECOND_STYLE_CAUGHT_FLOOR,
+                   "second_style_named": SECOND_STYLE_NAMED_FLOOR},
+        "second_style": [row.mutant.name for row in rows if is_second_style(row.mutant)],
+        "fresh": sorted(FRESH),
         "errors": {f"{name}:{suite}": error for (name, suite), error in errors.items()},
         "failures": failures,
     }, indent=2))

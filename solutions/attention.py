@@ -492,18 +492,19 @@ def _check_append(cache, k, v):
 
 
 def _check_decode_step(mha, x_t, cache):
-    d_model, n_heads = mha.w_q.in_features, mha.n_heads
+    """Reads only mha.w_q (d_model); the number of heads H is the cache's, cache.keys.size(1)."""
+    d_model = mha.w_q.in_features
     _check_tensor(x_t, "x_t", min_dim=0)
     if x_t.dim() != 3 or x_t.size(1) != 1 or x_t.size(2) != d_model:
         raise ValueError(
             f"x_t must be one new token per sequence, [B, 1, d_model={d_model}], got shape "
             f"{tuple(x_t.shape)}: decode_step takes the tokens one at a time"
         )
-    batch, cache_heads, _, d_head = cache.keys.shape
-    if (batch, cache_heads, d_head) != (x_t.size(0), n_heads, d_model // n_heads):
+    batch, n_heads, _, d_head = cache.keys.shape
+    if batch != x_t.size(0) or n_heads * d_head != d_model:
         raise ValueError(
-            f"the cache must be [B={x_t.size(0)}, H={n_heads}, max_len, d_head={d_model // n_heads}] for x_t "
-            f"{tuple(x_t.shape)} and this module, got cache.keys {tuple(cache.keys.shape)}"
+            f"the cache must be [B={x_t.size(0)}, H, max_len, d_head] with H * d_head = d_model={d_model} for "
+            f"x_t {tuple(x_t.shape)} and this module, got cache.keys {tuple(cache.keys.shape)}"
         )
 
 
@@ -556,26 +557,27 @@ def decode_step(mha, x_t, cache):
     """One decoding step of causal self-attention: the newest token attends to every token so far.
 
     Args:
-        mha: a MultiHeadAttention; its w_q, w_k, w_v and w_o are used.
+        mha: a MultiHeadAttention; only its w_q, w_k, w_v and w_o are used.
         x_t: the new token's features, [B, 1, d_model] (ValueError for any other shape: one token
             per step keeps the decoding causal).
-        cache: this layer's KVCache, [B, H, max_len, d_head] with mha's H and d_head; the new
-            token's key and value are appended to it.
+        cache: this layer's KVCache, [B, H, max_len, d_head] with H * d_head = d_model; its H is the
+            number of heads to split into (the module's). The new token's key and value are appended to it.
 
     Returns:
         output [B, 1, d_model]. Feeding tokens x[:, 0:1], x[:, 1:2], ... one by one to decode_step
         gives, step by step, the rows of mha(x, is_causal=True)[0].
     """
     # TODO: call _check_decode_step(mha, x_t, cache). Project ONLY x_t with w_q, w_k and w_v and
-    # split each into heads [B, H, 1, d_head]; append the new key and value to the cache; attend with
+    # split each into H = cache.keys.size(1) heads [B, H, 1, d_head]; append the new key and value to the cache; attend with
     # the one query over every cached key (scaled_dot_product_attention); merge the heads, apply w_o.
     # Hint: no causal mask here. The new token is the LAST position, so it may see every cached key;
     # is_causal=True with one query is top-left aligned and would let it see key 0 only.
     # BEGIN SOLUTION
     _check_decode_step(mha, x_t, cache)
-    q = split_heads(mha.w_q(x_t), mha.n_heads)  # (B, H, 1, d_head)
-    k_new = split_heads(mha.w_k(x_t), mha.n_heads)  # (B, H, 1, d_head)
-    v_new = split_heads(mha.w_v(x_t), mha.n_heads)  # (B, H, 1, d_head)
+    n_heads = cache.keys.size(1)  # H: the cache's, so that decode_step reads no attribute but w_q ... w_o
+    q = split_heads(mha.w_q(x_t), n_heads)  # (B, H, 1, d_head)
+    k_new = split_heads(mha.w_k(x_t), n_heads)  # (B, H, 1, d_head)
+    v_new = split_heads(mha.w_v(x_t), n_heads)  # (B, H, 1, d_head)
     keys, values = cache.append(k_new, v_new)  # (B, H, T, d_head) each, T = tokens so far
     heads, _ = scaled_dot_product_attention(q, keys, values)  # (B, H, 1, d_head)
     return mha.w_o(merge_heads(heads))  # (B, 1, d_model)

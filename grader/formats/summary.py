@@ -119,6 +119,30 @@ def closing_lines(report: Report) -> list[str]:
     return ["", verdict]
 
 
+def _core_points(report: Report, suite: str) -> tuple[float, float]:
+    """(score, maximum) of the core (not bonus) tests of one suite."""
+    tests = [test for test in report.tests if test.suite == suite
+             and not (report.tasks.get(test.task) and report.tasks[test.task].bonus)]
+    return sum(test.score for test in tests), sum(test.max_score for test in tests)
+
+
+def suite_line(report: Report) -> list[str]:
+    """Where the points come from, on every run: the public suite's share and what the hidden suite adds."""
+    suites = [name for name in ("public", "hidden") if any(test.suite == name for test in report.tests)]
+    if not suites:
+        return []
+    parts = []
+    for name in suites:
+        score, maximum = _core_points(report, name)
+        parts.append(f"{name} {_points(score)} of {_points(maximum)}")
+    line = "; ".join(parts)
+    if suites == ["public"]:
+        hidden = CORE_POINTS - _core_points(report, "public")[1]
+        if hidden > 0:
+            line += f" (the hidden suite adds {_points(hidden)} points after the deadline)"
+    return ["", f"Points: {line}."]
+
+
 def render(report: Report, verbose: bool = False, show_output: bool = False, **_: Any) -> str:
     tests = report.tests
     lines = [
@@ -132,6 +156,7 @@ def render(report: Report, verbose: bool = False, show_output: bool = False, **_
     if report.bonus_score is not None:
         bonus = f"{_points(report.bonus_score)} / {_points(report.bonus_max_score or 0)}"
         lines.append(f"  {'bonus':<16} {'':<30} {bonus:>11}")
+    lines += suite_line(report)
     failures = [test for test in tests if not test.passed]
     if failures:
         how = ":" if verbose else " (first failure of each task and its likely cause; --verbose shows all):"

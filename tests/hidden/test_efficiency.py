@@ -9,7 +9,8 @@ from tests.support.feedback import assert_close
 
 pytestmark = pytest.mark.task("efficiency")
 BASE = (2, 3, 6, 8)
-GROWN = (("the batch", (5, 3, 6, 8)), ("the heads", (2, 12, 6, 8)), ("the positions", (2, 3, 48, 8)))
+GROWN = (("the batch", (5, 3, 6, 8)), ("the heads", (2, 12, 6, 8)), ("the positions", (2, 3, 48, 8)),
+         ("the positions", (1, 1, 512, 8)))
 
 
 def bool_mask(shape):

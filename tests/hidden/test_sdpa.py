@@ -19,11 +19,9 @@ from tests.support.feedback import (
     run_sdpa,
     unpack_pair,
 )
-from tests.support.mistakes import as_pairs, causal_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
+from tests.support.mistakes import causal_mistakes, sdpa_mistakes
 
 pytestmark = pytest.mark.task("sdpa")
-FLOAT_MASK_DROPPED = ("the float mask was ignored: either the mask was ignored because is_causal=True, or float "
-                      "masks are never added to the scores; apply both")
 ANY_RANK = ("use operations that work for any number of leading dims: q @ k.transpose(-2, -1), "
             "softmax(dim=-1) and weights @ v (einsum 'bhid,...' or bmm only fit one rank)")
 
@@ -41,7 +39,7 @@ def test_sdpa_with_bool_and_padding_masks_matches_torch(submission):
         label = f"scaled_dot_product_attention(q, k, v, mask={kind})"
         got = run_sdpa(submission, label, q, k, v, mask=mask)
         compare_pair(got, oracle.sdpa(q, k, v, mask=mask), label,
-                     as_pairs(mask_mistakes(scores_of(q, k), mask), v),
+                     sdpa_mistakes(q, k, v, mask),
                      hint="scores.masked_fill(~mask, float('-inf')) before the softmax; True = allowed")
 
 
@@ -53,7 +51,7 @@ def test_sdpa_adds_a_float_mask_to_the_scores(submission):
     label = "scaled_dot_product_attention(q, k, v, mask=float_mask)"
     got = run_sdpa(submission, label, q, k, v, mask=mask)
     compare_pair(got, oracle.sdpa(q, k, v, mask=mask), label,
-                 as_pairs(float_mask_mistakes(scores_of(q, k), mask), v),
+                 sdpa_mistakes(q, k, v, mask),
                  hint="a float mask is ADDED to the scaled scores")
 
 
@@ -71,24 +69,27 @@ def test_sdpa_is_causal_is_top_left_aligned_for_other_lengths(submission):
 
 @pytest.mark.points(1)
 def test_sdpa_applies_a_float_mask_and_is_causal_with_tq_different_from_tk(submission):
-    """A [Tq, Tk] float mask and is_causal=True both apply to 3-D inputs with Tq = 4, Tk = 6, in the function
-    (which leaves its inputs unchanged) and in ScaledDotProductAttention."""
+    """A [Tq, Tk] float mask, then a bool one, and is_causal=True both apply to 3-D inputs with Tq = 4, Tk = 6, in
+    the function (which leaves its inputs, the mask too, unchanged) and in ScaledDotProductAttention."""
     q, k, v = inputs.qkv(lead=(2,), q_len=4, k_len=6, d=8, salt=138)
-    mask = inputs.additive_mask(inputs.random_bool_mask(4, 6, salt=139), salt=140)
-    label = "scaled_dot_product_attention(q, k, v, float_mask [4, 6], True)"
-    result, measured = call_measured(submission, submission.scaled_dot_product_attention, label, q, k, v, mask, True)
-    got = unpack_pair(result, label)
+    allowed = inputs.random_bool_mask(4, 6, salt=139)
+    mask = inputs.additive_mask(allowed, salt=140)
+    hint = "apply the mask AND block the causal future with -inf"
+    for kind, given in (("float_mask", mask), ("bool_mask", allowed)):
+        label = f"scaled_dot_product_attention(q, k, v, {kind} [4, 6], True)"
+        result, measured = call_measured(submission, submission.scaled_dot_product_attention, label, q, k, v, given,
+                                         True)
+        got = unpack_pair(result, label)
+        compare_pair(got, oracle.sdpa(q, k, v, mask=given, is_causal=True), label,
+                     sdpa_mistakes(q, k, v, given, is_causal=True), hint=hint, dims=("b", "i", "j"),
+                     out_dims=("b", "i", "c"))
+        assert_unchanged([q, k, v, given], measured.args_after[:4], ["q", "k", "v", "mask"],
+                         "scaled_dot_product_attention")
     expected = oracle.sdpa(q, k, v, mask=mask, is_causal=True)
-    mistakes = {"is_causal was ignored because a mask was given: apply both": oracle.sdpa(q, k, v, mask=mask),
-                FLOAT_MASK_DROPPED: oracle.sdpa(q, k, v, is_causal=True)}
-    hint = "add the float mask AND block the causal future with -inf"
-    compare_pair(got, expected, label, mistakes, hint=hint, dims=("b", "i", "j"), out_dims=("b", "i", "c"))
-    assert_unchanged([q, k, v, mask], measured.args_after[:4], ["q", "k", "v", "mask"],
-                     "scaled_dot_product_attention")
     label = "ScaledDotProductAttention()(q, k, v, float_mask [4, 6], True)"
     got = unpack_pair(call(submission.ScaledDotProductAttention(), label, q, k, v, mask, True), label)
     passed_on = {"ScaledDotProductAttention.forward does not pass is_causal on (or drops it when a mask is given)":
-                 mistakes["is_causal was ignored because a mask was given: apply both"]}
+                 oracle.sdpa(q, k, v, mask=mask)}
     compare_pair(got, expected, label, passed_on, hint="forward should pass mask AND is_causal on",
                  dims=("b", "i", "j"), out_dims=("b", "i", "c"))
 
@@ -113,15 +114,11 @@ def test_sdpa_scale_in_float64_defaults_to_inverse_sqrt_d_of_q(submission):
     float32_sqrt = torch.tensor(8.0).sqrt()  # what torch.sqrt(torch.tensor(d)) gives: float32
     expected = oracle.sdpa(q, k, v, is_causal=True)
     mistakes = {
-        "the scale used v's feature size: it is 1/sqrt(d) with d = q.size(-1)":
-            oracle.sdpa(q, k, v, is_causal=True, scale=1 / math.sqrt(3)),
-        "the scores are not scaled": oracle.sdpa(q, k, v, is_causal=True, scale=1.0),
+        **sdpa_mistakes(q, k, v, is_causal=True),
         "the scale was computed in float32 (multiplying by 1 / torch.sqrt(torch.tensor(d)), a float32 tensor): "
         "use d ** -0.5": oracle.sdpa(q, k, v, is_causal=True, scale=(1 / float32_sqrt).item()),
         "the scale was computed in float32 (dividing by torch.sqrt(torch.tensor(d)), a float32 tensor): use "
         "math.sqrt(d)": oracle.sdpa(q, k, v, is_causal=True, scale=1 / float32_sqrt.item()),
-        "output and weights are right to float32 precision only: something was computed in float32; keep "
-        "float64 throughout": tuple(float32_precision(part) for part in expected),
     }
     compare_pair(got, expected, label, mistakes, hint="the default scale is 1/sqrt(q.size(-1)), in float64")
     label = label.replace("is_causal=True", "is_causal=True, scale=2.0")

@@ -16,8 +16,9 @@ NO_NAN = ("find the rows whose keys are all blocked (all -inf after masking), so
 
 @pytest.mark.points(1)
 def test_a_padding_mask_broadcasts_over_heads_and_queries(submission):
-    """A [B, 1, 1, Tk] bool padding mask applies to every head and query of its batch item."""
-    scores = inputs.randn(2, 3, 5, 7, salt=113)
+    """A [B, 1, 1, Tk] bool padding mask applies to every head and query of its batch item, on scores around 90
+    (exp overflows float32 there: the row max must be subtracted)."""
+    scores = 90.0 + 30.0 * inputs.randn(2, 3, 5, 7, salt=113)
     mask = inputs.padding_mask([7, 4], 7)
     label = "attention_weights(scores, padding_mask [2, 1, 1, 7])"
     got, measured = call_measured(submission, submission.attention_weights, label, scores, mask)
@@ -60,18 +61,26 @@ def test_a_float64_float_mask_is_added_to_the_scores(submission):
 
 @pytest.mark.points(1)
 def test_gradients_match_torch_in_float64_with_a_float_mask(submission):
-    """d(loss)/d(scores) equals torch's in float64, with an additive mask."""
+    """d(loss)/d(scores) equals torch's in float64, with an additive mask, then with one that also blocks two rows
+    entirely (torch's gradient there is 0.0, not NaN)."""
     scores = inputs.randn(2, 3, 5, 4, dtype=torch.float64, salt=119)
-    mask = inputs.additive_mask(inputs.random_bool_mask(2, 3, 5, 4, salt=120), dtype=torch.float64, salt=121)
+    allowed = inputs.random_bool_mask(2, 3, 5, 4, salt=120)
     cotangent = inputs.randn(2, 3, 5, 4, dtype=torch.float64, salt=122)
-    label = "attention_weights(scores float64, float_mask)"
-    got = call(submission.attention_weights, label, scores, mask)
-    assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS, mistakes=float_mask_mistakes(scores, mask))
-    leaf = scores.clone().requires_grad_(True)
-    (expected,) = torch.autograd.grad((oracle.softmax_weights(leaf, mask) * cotangent).sum(), [leaf])
-    (grad,) = gradients(submission.attention_weights, label, (scores, mask), [0], [cotangent], ["scores"])
-    assert_close(grad, expected, f"d(loss)/d(scores) of {label}", DIMS,
-                 hint="use differentiable torch operations only (no NumPy, .detach(), .data or .item())")
+    blocking = allowed.clone()
+    blocking[1, 2, 3] = False
+    blocking[0, 0, 1] = False
+    for kind, kept in (("float_mask", allowed), ("float_mask blocking two rows", blocking)):
+        mask = inputs.additive_mask(kept, dtype=torch.float64, salt=121)
+        label = f"attention_weights(scores float64, {kind})"
+        got = call(submission.attention_weights, label, scores, mask)
+        assert_close(got, oracle.softmax_weights(scores, mask), label, DIMS, mistakes=float_mask_mistakes(scores, mask),
+                     blocked=~kept.any(-1, keepdim=True))
+        leaf = scores.clone().requires_grad_(True)
+        (expected,) = torch.autograd.grad((oracle.softmax_weights(leaf, mask) * cotangent).sum(), [leaf])
+        (grad,) = gradients(submission.attention_weights, label, (scores, mask), [0], [cotangent], ["scores"])
+        assert_close(grad, expected, f"d(loss)/d(scores) of {label}", DIMS,
+                     hint="use differentiable torch operations only (no NumPy, .detach(), .data or .item()); "
+                          "a fully blocked row needs finite scores BEFORE the softmax, or its gradient is NaN")
 
 
 @pytest.mark.points(1)

@@ -186,10 +186,13 @@ CATALOGUE = (
         "mask_after_softmax", "softmax_weights", True,
         "The bool mask zeroes weights after the softmax, so the allowed weights no longer sum to 1.",
         (BOOL_FILL, "            pass  # applied after the softmax below"),
-        (SOFTMAX_TAIL, SOFTMAX + "\n"
+        ("    return weights.masked_fill(blocked_rows, 0.0)\n",
+         "    weights = weights.masked_fill(blocked_rows, 0.0)\n"
          "    if mask is not None and mask.dtype == torch.bool:\n"
          "        weights = weights.masked_fill(~mask, 0.0)\n"
          "    return weights\n"),
+        (FAST_SOFTMAX, "        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)\n"
+                       "        return weights if mask is None or mask.dtype != torch.bool else weights.masked_fill(~mask, 0.0)"),
         cause="applied after the softmax",
     ),
     mutant(
@@ -294,7 +297,7 @@ CATALOGUE = (
         "With is_causal=True the causal mask replaces the caller's mask instead of being combined with it.",
         ('        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours',
          "        mask = allowed  # overwrites the caller's mask"),
-        cause="mask was ignored because is_causal=True",
+        cause="mask was ignored when is_causal=True",
     ),
     mutant(
         "sdpa_scale_not_passed", "sdpa", True,
@@ -376,7 +379,7 @@ CATALOGUE = (
         "merge_heads calls .view on the transposed (non-contiguous) tensor, which raises a RuntimeError.",
         ("    return heads.flatten(-2)  # (B, T, H * d_head)",
          "    return heads.view(heads.size(0), heads.size(1), -1)  # (B, T, H * d_head)"),
-        cause=".view() on a transposed",
+        cause=".view() on a non-contiguous",
     ),
     # -- divisibility ---------------------------------------------------------------------------
     mutant(
@@ -448,13 +451,13 @@ CATALOGUE = (
         "forward accepts mask but does not pass it on to scaled_dot_product_attention.",
         (MHA_SDPA,
          "        heads, weights = scaled_dot_product_attention(q, k, v, None, is_causal)  # (B, H, Tq, d_head)"),
-        cause="mask was not passed on",
+        cause="mask was ignored: not passed on",
     ),
     mutant(
         "mha_is_causal_not_passed", "mha", True,
         "forward accepts is_causal but does not pass it on to scaled_dot_product_attention.",
         (MHA_SDPA, "        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, Tq, d_head)"),
-        cause="is_causal was not passed on",
+        cause="is_causal was ignored: not passed on",
     ),
     mutant(
         "mha_scale_by_sqrt_d_model", "mha", True,
@@ -468,13 +471,13 @@ CATALOGUE = (
         "mha_merge_without_transpose", "mha", True,
         "forward flattens the heads [B, H, T, d_head] straight to [B, T, d_model] instead of calling merge_heads.",
         (MHA_MERGE, "        output = self.w_o(heads.reshape(heads.size(0), heads.size(2), -1))  # (B, Tq, d_model)"),
-        cause="merged without the transpose",
+        cause="without moving H back",
     ),
     mutant(
         "mha_merge_with_view", "mha", True,
         "forward merges the heads with transpose(1, 2).view(...), which raises on the non-contiguous tensor.",
         (MHA_MERGE, "        output = self.w_o(heads.transpose(1, 2).view(heads.size(0), heads.size(2), -1))"),
-        cause=".view() on a transposed",
+        cause=".view() on a non-contiguous",
     ),
     mutant(
         "mha_head_averaged_weights", "mha", True,

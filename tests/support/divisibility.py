@@ -28,6 +28,9 @@ def raised_dimension_mismatch(submission, make, text, d_model, n_heads, missing_
                  "ValueError subclass defined at the top of attention.py.")
         if kind == "RuntimeError":
             fail(f"{text}: that is torch failing to reshape.\nLikely cause: {missing_check}")
+        if kind == "AssertionError":
+            fail(f"{text}.\nLikely cause: the check is an assert statement: Python skips asserts under -O, and it "
+                 "raises AssertionError; raise DimensionMismatchError(...) instead.")
         fail(f"{text} (defined at the top of attention.py).\nHint: raise that class, not {kind} or assert.")
     text = f"{text} did not raise: {d_model} features cannot be split into {n_heads} equal heads."
     if split_heads_works(submission):  # not a stub that does nothing: the check itself is missing
@@ -49,9 +52,14 @@ def split_heads_works(submission):
 def constructs(make, text, d_model, n_heads):
     """make() must not raise: n_heads divides d_model."""
     error = raised(make)
-    if error is not None:
-        fail(f"{text} raised {type(error).__name__}: {error}, but {n_heads} heads of {d_model // n_heads} "
-             f"features each split {d_model} evenly.\nHint: raise only when d_model % n_heads != 0.")
+    if error is None:
+        return
+    kind = type(error).__name__
+    valid = f"{n_heads} heads of {d_model // n_heads} features each split {d_model} evenly"
+    if kind == "DimensionMismatchError":
+        fail(f"{text} raised DimensionMismatchError: {error}, but {valid}.\n"
+             "Hint: raise only when d_model % n_heads != 0.")
+    fail(f"{text} raised {kind} on valid input: {error} ({valid}, so nothing should raise).")
 
 
 def assert_message_names(error, text, d_model, n_heads):

@@ -30,7 +30,7 @@ def assert_no_loops(name, base, grown, advice=ADVICE):
     if not loops:
         return
     runs = "; ".join(f"{count} at {shape}" for _, shape, count in loops)
-    dims = " and ".join(dim for dim, _, _ in loops)
+    dims = " and ".join(dict.fromkeys(dim for dim, _, _ in loops))
     fail(
         f"{name} ran {base_count} tensor operations at {base_shape} but {runs}: the count grows with "
         f"{dims}.\nLikely cause: a Python loop over {dims}. {advice}"

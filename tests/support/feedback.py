@@ -17,52 +17,143 @@ def where(index, dims=None):
     return "[" + ", ".join(str(i) for i in index) + "]"
 
 
-def check_tensor(got, name, shape=None, dtype=None, layout=None, hint=None):
-    """Fail unless got is a tensor with the given shape and dtype."""
+def _tensor_problem(got, name, shape=None, dtype=None, layout=None, hint=None):
+    """Why got is not a tensor of the given shape and dtype (None when it is)."""
     if not isinstance(got, torch.Tensor):
-        fail(f"{name} should be a torch.Tensor, got {type(got).__name__}" + (f". {hint}" if hint else ""))
+        return f"{name} should be a torch.Tensor, got {type(got).__name__}" + (f". {hint}" if hint else "")
     if shape is not None and tuple(got.shape) != tuple(shape):
         text = f"{name} has shape {tuple(got.shape)}, expected {tuple(shape)}"
         text += f" = {layout}" if layout else ""
-        fail(text + (f".\nHint: {hint}" if hint else "."))
+        return text + (f".\nHint: {hint}" if hint else ".")
     if dtype is not None and got.dtype != dtype:
-        fail(f"{name} has dtype {got.dtype}, expected {dtype}: keep the inputs' dtype (no .float() or .double()).")
+        return f"{name} has dtype {got.dtype}, expected {dtype}: keep the inputs' dtype (no .float() or .double())."
+    return None
 
 
-def _matches(got, candidate):
-    """True when got equals a mistake's result: a tensor (at got's tolerance) or (tensor, dtype whose
-    tolerance to use)."""
-    tolerance_dtype = got.dtype
-    if isinstance(candidate, tuple):
-        candidate, tolerance_dtype = candidate
-    if not isinstance(candidate, torch.Tensor) or candidate.shape != got.shape:
-        return False
-    tolerance = TOLERANCES.get(tolerance_dtype, TOLERANCES[torch.float32])
-    return bool(torch.allclose(got, candidate.to(got.dtype), equal_nan=True, **tolerance))
+def check_tensor(got, name, shape=None, dtype=None, layout=None, hint=None):
+    """Fail unless got is a tensor with the given shape and dtype."""
+    problem = _tensor_problem(got, name, shape, dtype, layout, hint)
+    if problem:
+        fail(problem)
+
+
+# -- naming a mistake: the student's result against what each known mistake computes ----------------
+
+MATCH = 1.0  # a variant matches when no entry is further from it than the tolerance allows
+FAR_CLOSER = 1000.0  # ... or when its largest absolute error is this many times smaller than the truth's
+CLEARLY = 10.0  # every other variant, and the truth, must be at least this many tolerances away
+MARGIN = 100.0  # ... and, for a match that is only far closer, this many times its absolute error
+
+
+def _parts(value):
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def _candidate(candidate):
+    """(value, tolerance dtype or None) from a mistakes entry: a value, (tensor, dtype) or a Result."""
+    if hasattr(candidate, "tolerance") and hasattr(candidate, "value"):
+        return candidate.value, candidate.tolerance
+    if isinstance(candidate, tuple) and len(candidate) == 2 and isinstance(candidate[1], torch.dtype):
+        return candidate
+    return candidate, None
+
+
+def _part_distance(got, known, tolerance_dtype):
+    """(largest error in tolerances, largest absolute error) of one tensor; None when not comparable."""
+    if not isinstance(got, torch.Tensor) or not isinstance(known, torch.Tensor):
+        return None
+    if got.shape != known.shape or got.dtype != known.dtype:
+        return None
+    if got.numel() == 0:
+        return 0.0, 0.0
+    tolerance = TOLERANCES.get(tolerance_dtype or known.dtype, TOLERANCES[torch.float32])
+    got64, known64 = got.double(), known.double()
+    same = (got64 == known64) | (torch.isnan(got64) & torch.isnan(known64))
+    error = torch.where(same, 0.0, (got64 - known64).abs().nan_to_num(float("inf"), float("inf")))
+    allowed = tolerance["atol"] + tolerance["rtol"] * known64.abs().nan_to_num(0.0, 0.0, 0.0)
+    return float((error / allowed).max()), float(error.max())
+
+
+def distance(got, candidate):
+    """(error in tolerances, absolute error), the worst over the parts the candidate predicts; None when
+    got and the candidate cannot be compared (structure, shape or dtype differ)."""
+    value, tolerance_dtype = _candidate(candidate)
+    got_parts, known_parts = _parts(got), _parts(value)
+    if len(got_parts) != len(known_parts):
+        return None
+    found = [_part_distance(g, k, tolerance_dtype) for g, k in zip(got_parts, known_parts) if k is not None]
+    if not found or any(d is None for d in found):
+        return None
+    return max(d[0] for d in found), max(d[1] for d in found)
 
 
 def _constant(got):
-    """True for a result with one value everywhere (zeros, ones): what a do-nothing submission returns,
-    which no diagnosis may explain."""
-    return got.numel() > 0 and bool((got == got.flatten()[0]).all())
+    """True when a part of the result holds one value everywhere (zeros, ones, uniform weights): what a
+    do-nothing submission returns, which no diagnosis may explain."""
+    return any(isinstance(part, torch.Tensor) and part.numel() > 1 and bool((part == part.flatten()[0]).all())
+               for part in _parts(got))
+
+
+def diagnose(got, expected, mistakes):
+    """The one mistake that explains got, with the numbers, or None. It must match (to the tolerance, or
+    FAR_CLOSER times closer than the correct result) and every other mistake and the correct result must
+    be CLEARLY and MARGIN times further away: two mistakes that fit equally well name neither."""
+    if not mistakes or _constant(got):
+        return None
+    scored = sorted((d, cause) for cause, candidate in mistakes.items() if (d := distance(got, candidate)))
+    if not scored:
+        return None
+    (best, best_abs), cause = scored[0]
+    truth, truth_abs = distance(got, expected) or (float("inf"), float("inf"))
+    matches = best <= MATCH
+    far_closer = truth_abs < float("inf") and best_abs * FAR_CLOSER <= truth_abs  # inf (NaN) proves nothing
+    if best_abs == float("inf") or not (matches or far_closer):
+        return None
+    others = [d for d, _ in scored[1:]] + [(truth, truth_abs)]
+    if any(norm < CLEARLY or (not matches and absolute < MARGIN * best_abs) for norm, absolute in others):
+        return None
+    return (f"{cause} (your result differs from what that mistake computes by at most {best_abs:.2g}, and from "
+            f"the correct result by up to {truth_abs:.3g})")
 
 
 def close(got, expected) -> bool:
     """True when got is a tensor of expected's shape whose values match expected's within tolerance."""
-    return _matches(got, expected)
+    found = distance(got, expected)
+    return found is not None and found[0] <= MATCH
 
 
 def _number(value):
     return f"{value.item() + 0.0:.6g}"  # + 0.0 prints -0.0 as 0
 
 
-def assert_close(got, expected, name, dims=None, layout=None, hint=None, mistakes=None):
+NAN_CAUSES = "NaN comes from 0/0, inf - inf or 0 * inf"
+
+
+def nan_hint(nan, blocked):
+    """What the NaN entries show: rows that are fully blocked (blocked: bool, broadcastable, True on such rows)
+    want zeros; NaN where the row has allowed keys has another cause."""
+    if blocked is None:
+        return f"{NAN_CAUSES}: check each step before and in the softmax."
+    in_blocked = nan & blocked.expand_as(nan)
+    if bool(in_blocked.all()):
+        return "a row whose keys are all blocked must give zeros, not softmax(-inf, ..., -inf) = NaN."
+    return (f"this row has allowed keys, so the NaN does not come from a fully blocked row: {NAN_CAUSES}, e.g. a "
+            "mask multiplied into the scores (0 * -inf) or exp() of a large score in a softmax written by hand "
+            "(subtract the row max first).")
+
+
+def assert_close(got, expected, name, dims=None, layout=None, hint=None, mistakes=None, cause=None, blocked=None):
     """Fail with the worst entry unless got matches expected within the dtype's tolerance.
 
-    mistakes: {explanation: what a known buggy implementation returns}; when got matches one of
-    them, the message names that mistake, before any generic diagnosis (NaN, hint).
+    mistakes: {explanation: what a known mistake returns}; the failure names the one that explains got
+    (diagnose), before any generic diagnosis. cause: such a line found already (compare_pair). blocked:
+    bool, True on the rows whose keys are all blocked, so that a NaN can be explained by the evidence.
     """
-    check_tensor(got, name, shape=expected.shape, dtype=expected.dtype, layout=layout)
+    cause = cause or diagnose(got, expected, mistakes)
+    likely = f"\nLikely cause: {cause}" if cause else ""
+    problem = _tensor_problem(got, name, shape=expected.shape, dtype=expected.dtype, layout=layout)
+    if problem:
+        fail(problem + likely)
     tolerance = TOLERANCES[expected.dtype]
     got64, expected64 = got.double(), expected.double()
     error = (got64 - expected64).abs().nan_to_num(float("inf"))
@@ -78,17 +169,13 @@ def assert_close(got, expected, name, dims=None, layout=None, hint=None, mistake
         f"got {_number(got64[tuple(index)])} ({int(bad.sum())} of {bad.numel()} entries are off; "
         f"largest error {error.max().item():.3g}, tolerance atol={tolerance['atol']:g} rtol={tolerance['rtol']:g})."
     )
-    for explanation, candidate in (mistakes or {}).items() if not _constant(got) else ():
-        if _matches(got, candidate):
-            fail(text + f"\nLikely cause: {explanation}")
+    if cause:
+        fail(text + likely)
     nan = torch.isnan(got64) & ~torch.isnan(expected64)
     if nan.any():
         first = nan.nonzero()[0]
-        fail(
-            f"{name} is NaN at {where(first, dims)} ({int(nan.sum())} NaN entries); expected "
-            f"{_number(expected64[tuple(first)])}.\nHint: a row whose keys are all blocked must give zeros, "
-            "not softmax(-inf, ..., -inf) = NaN."
-        )
+        fail(f"{name} is NaN at {where(first, dims)} ({int(nan.sum())} NaN entries); expected "
+             f"{_number(expected64[tuple(first)])}.\nHint: {nan_hint(nan, blocked)}")
     fail(text + (f"\nHint: {hint}" if hint else ""))
 
 
@@ -124,8 +211,8 @@ KNOWN_ERRORS = (
      "an einsum equation with fixed dims such as 'bhid,bhjd->bhij' fits 4-D inputs only: write "
      "'...id,...jd->...ij' (an ellipsis for the leading dims), or use q @ k.transpose(-2, -1)"),
     (("view size is not compatible",),
-     ".view() on a transposed (non-contiguous) tensor: use reshape() or flatten(-2), or call .contiguous() "
-     "before view()."),
+     ".view() on a non-contiguous tensor (one transposed or permuted, by your code or before it reached it): use "
+     "reshape() or flatten(-2), or call .contiguous() before view()."),
     (("bitwise_and", "not implemented for"),
      "`&` was applied to a floating tensor: `&` combines bool masks only. A float mask is ADDED to the "
      "scores; block the causal future with masked_fill(~causal, float('-inf')) as well"),
@@ -141,16 +228,17 @@ def known_error(message: str) -> str | None:
 
 
 def fail_raised(error, label, hint=None):
-    """Fail for an error the submission raised: its type, message and line, and the likely cause when
-    torch's message shows it (otherwise the hint). The stubs' NotImplementedError passes through."""
+    """Fail for an error the submission raised on valid input: its type, message and line, and the likely
+    cause when torch's message shows it. No hint about values: nothing was returned to judge (hint is kept
+    for callers, unused). The stubs' NotImplementedError passes through."""
     remote = error.remote or {}
     message = str(remote.get("message", error))
     if error.not_implemented and "not implemented yet" in message:
         raise error
     location = f"\n  at attention.py line {remote['line']}: {remote['code'].strip()}" if remote.get("line") else ""
     cause = known_error(message)
-    advice = f"\nLikely cause: {cause}" if cause else (f"\nHint: {hint}" if hint else "")
-    fail(f"{label} raised {remote.get('type', type(error).__name__)}: {message}{location}{advice}")
+    advice = f"\nLikely cause: {cause}" if cause else ""
+    fail(f"{label} raised {remote.get('type', type(error).__name__)} on valid input: {message}{location}{advice}")
 
 
 def call(function, label, *args, hint=None, **kwargs):
@@ -260,13 +348,15 @@ def run_causal(submission, label, q, k, v, plain_expected, hint=None, **kwargs):
     return unpack_pair(result, label)
 
 
-def compare_pair(got, expected, label, mistakes=None, hint=None, dims=SDPA_DIMS, out_dims=SDPA_OUT_DIMS):
-    """Weights first (the likely culprit), then the output; mistakes maps explanations to (output, weights)."""
+def compare_pair(got, expected, label, mistakes=None, hint=None, dims=SDPA_DIMS, out_dims=SDPA_OUT_DIMS,
+                 blocked=None):
+    """Weights first (the likely culprit), then the output; mistakes maps explanations to (output, weights)
+    (None for a part a mistake does not predict), judged on the whole pair (a swapped pair too).
+    blocked: bool [..., Tq, 1], True on the query rows whose keys are all blocked."""
     output, weights = got
     expected_output, expected_weights = expected
-    mistakes = mistakes or {}
+    cause = diagnose(tuple(got), tuple(expected), mistakes or {})
     assert_close(weights, expected_weights, f"{label} weights", dims, layout="[..., Tq, Tk]", hint=hint,
-                 mistakes={text: pair[1] for text, pair in mistakes.items() if pair[1] is not None})
+                 cause=cause, blocked=blocked)
     assert_close(output, expected_output, f"{label} output", out_dims, layout="[..., Tq, dv]",
-                 hint="output = weights @ v",
-                 mistakes={text: pair[0] for text, pair in mistakes.items() if pair[0] is not None})
+                 hint="output = weights @ v", cause=cause, blocked=blocked)

@@ -1,14 +1,11 @@
 """Building a student's MultiHeadAttention with known weights, comparing it with torch's, and naming
 the classic mistakes when its result equals what one of them computes."""
 
-import math
-
 import pytest
 import torch
-import torch.nn.functional as F
 
-from tests.support import inputs, oracle
-from tests.support.feedback import assert_close, call, check_tensor, fail
+from tests.support import hypotheses, inputs, oracle
+from tests.support.feedback import assert_close, call, check_tensor, close, diagnose, fail
 
 DIMS = ("b", "i", "f")
 WEIGHT_DIMS = ("b", "h", "i", "j")
@@ -70,43 +67,28 @@ def run_twice(module, text, *args, **kwargs):
 
 
 def _same(got, candidate):
-    if not isinstance(got, torch.Tensor) or not isinstance(candidate, torch.Tensor):
-        return False
-    if got.shape != candidate.shape or not got.dtype.is_floating_point:
-        return False
-    tolerance = oracle.TOLERANCES.get(got.dtype, oracle.TOLERANCES[torch.float32])
-    return bool(torch.allclose(got, candidate.to(got.dtype), **tolerance))
+    return close(got, candidate)
 
 
 def _diagnose(got, expected, mistakes):
-    """The explanation of the one mistake whose (output, weights) got equals, else None. A candidate
-    that equals torch's result, or another candidate, is dropped: it cannot tell mistakes apart."""
+    """The explanation of the one mistake that explains got (feedback.diagnose), else None; a split into
+    d_head heads shows in the weights' shape alone."""
     output, weights = got
     heads = expected[1].size(1)
     d_head = expected[0].size(-1) // heads
     if isinstance(weights, torch.Tensor) and weights.dim() == 4 and weights.size(1) == d_head != heads:
         return (f"the input was split into d_head={d_head} heads of {heads} features: "
                 "split_heads(x, self.n_heads), not split_heads(x, d_model // n_heads)")
-    distinct = {}
-    for explanation, candidate in mistakes.items():
-        if all(_same(part, known) for part, known in zip(candidate, expected)):
-            continue
-        if any(all(_same(part, other) for part, other in zip(candidate, seen)) for seen in distinct.values()):
-            continue
-        distinct[explanation] = candidate
-    found = [explanation for explanation, (bad_output, bad_weights) in distinct.items()
-             if _same(output, bad_output) and _same(weights, bad_weights)]
-    return found[0] if len(found) == 1 else None
+    return diagnose(tuple(got), tuple(expected), mistakes)
 
 
 def compare(submission, got, expected, text, hint=None, mistakes=None):
-    """mistakes: {explanation: (output, weights) of a known buggy module}, named when got matches and
-    the functions MultiHeadAttention builds on are right (else their bug, not forward's, is the cause)."""
+    """mistakes: {explanation: (output, weights) of a known wrong module}, named when it alone explains got."""
     cause = _diagnose(got, expected, mistakes or {})
     try:
         _compare(got, expected, text, hint)
     except pytest.fail.Exception as failure:
-        if cause is None or not building_blocks_work(submission):
+        if cause is None:
             raise
         fail(str(failure.msg).split("\nHint:")[0] + f"\nLikely cause: {cause}")
 
@@ -147,65 +129,9 @@ def _compare(got, expected, text, hint):
                  hint=(hint or "merge the heads, then apply w_o") + BUILDS_ON)
 
 
-# -- what the classic mistakes compute ------------------------------------------------------------
-
-def buggy(params, n_heads, query, key=None, value=None, mask=None, is_causal=False, *, scale=None,
-          keys_with="w_k", values_from="value", transpose_back=True, with_w_o=True):
-    """(output, weights) of multi-head attention built on torch's SDPA, with one of the classic slips."""
-    if key is None:
-        key = query
-    if value is None:
-        value = key
-    sources = {"value": value, "key": key, "query": query}
-
-    def project(x, name):  # [B, T, d_model] -> [B, H, T, d_head]
-        projected = F.linear(x, params[f"{name}.weight"], params.get(f"{name}.bias"))
-        return oracle.split_heads(projected, n_heads)
-
-    q = project(query, "w_q")
-    k = project(key, keys_with)
-    v = project(sources[values_from], "w_v")
-    heads, weights = oracle.sdpa(q, k, v, mask=mask, is_causal=is_causal, scale=scale)
-    if transpose_back:
-        merged = oracle.merge_heads(heads)  # (B, Tq, d_model)
-    else:
-        merged = heads.reshape(query.size(0), query.size(1), -1)  # (B, Tq, d_model), heads mixed up
-    if not with_w_o:
-        return merged, weights
-    return F.linear(merged, params["w_o.weight"], params.get("w_o.bias")), weights
-
+# -- what the classic mistakes compute: tests/support/hypotheses.py, kind "mha" ----------------------
 
 def classic_mistakes(params, n_heads, query, key=None, value=None, mask=None, is_causal=False):
-    """{explanation: (output, weights)} of the classic MultiHeadAttention slips for this call."""
-    d_model = query.size(-1)
-    args = (params, n_heads, query, key, value)
-    found = {
-        f"the scores were scaled by 1/sqrt(d_model) = 1/sqrt({d_model}); each head's scale is "
-        f"1/sqrt(d_head) = 1/sqrt({d_model // n_heads}) (leave scale=None)":
-            buggy(*args, mask=mask, is_causal=is_causal, scale=1 / math.sqrt(d_model)),
-        "the heads were merged without the transpose: [B, H, T, d_head] must go back to [B, T, H, d_head] "
-        "(transpose(1, 2)) before flattening": buggy(*args, mask=mask, is_causal=is_causal, transpose_back=False),
-        "w_o was forgotten: apply self.w_o to the merged heads": buggy(*args, mask=mask, is_causal=is_causal,
-                                                                        with_w_o=False),
-        "the keys were projected with w_q: project key with w_k": buggy(*args, mask=mask, is_causal=is_causal,
-                                                                         keys_with="w_q"),
-        "the values were projected from key, not value: v = w_v(value)":
-            buggy(*args, mask=mask, is_causal=is_causal, values_from="key"),
-    }
-    if key is not None and value is None and key.shape == query.shape:
-        found["value defaulted to query; it defaults to key"] = buggy(params, n_heads, query, key, query, mask=mask,
-                                                                     is_causal=is_causal)
-    if mask is None:
-        found["key and value were ignored (self-attention over query only): project key with w_k and value "
-              "with w_v"] = buggy(params, n_heads, query, is_causal=is_causal)
-    expected_output, expected_weights = buggy(*args, mask=mask, is_causal=is_causal)
-    found["the weights were averaged over the heads: return the per-head weights [B, H, Tq, Tk]"] = (
-        expected_output, expected_weights.mean(dim=1))
-    if mask is not None:
-        found["the mask was not passed on to scaled_dot_product_attention"] = buggy(*args, is_causal=is_causal)
-        if mask.dtype == torch.bool:
-            found["the mask is inverted: True means ALLOWED"] = buggy(*args, mask=~mask, is_causal=is_causal)
-    if is_causal:
-        found["is_causal was not passed on to scaled_dot_product_attention"] = buggy(*args, mask=mask)
-    return found
-
+    """{explanation: (output, weights)} of the known wrong MultiHeadAttention for this call."""
+    return hypotheses.as_mistakes("mha", params=params, n_heads=n_heads, query=query, key=key, value=value,
+                                  mask=mask, is_causal=is_causal)

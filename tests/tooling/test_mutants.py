@@ -15,6 +15,12 @@ from tests.mutants.catalogue import CATALOGUE, Mutant
 from tests.mutants.degenerate import Degenerate, StubMismatch, public_api, source
 
 ALL = CATALOGUE + BONUS
+
+
+@pytest.fixture(autouse=True)
+def first_style_only(monkeypatch):
+    """The fake-backend runs below judge the first catalogue; the second style has tests of its own."""
+    monkeypatch.setattr(mutants, "second_style", lambda: ())
 STUBS = (mutants.STUBS / "attention.py").read_text()
 DEGENERATES = mutants.degenerate_submissions()
 TASK_IDS = {task.id for task in TASKS}
@@ -316,7 +322,9 @@ def test_json_carries_the_verdicts_diagnoses_degenerates_and_fractions(monkeypat
     assert report["degenerates"][0]["earned"]["public"] == {"divisibility": 5}
     assert report["degenerates"][0]["problems"] == []
     assert report["summary"] == {"mutants": 1, "public_caught": 1.0, "named": 1.0, "caught": 1.0}
-    assert report["floors"] == {"public_caught": mutants.PUBLIC_CAUGHT_FLOOR, "named": mutants.NAMED_FLOOR}
+    assert report["floors"] == {"public_caught": mutants.PUBLIC_CAUGHT_FLOOR, "named": mutants.NAMED_FLOOR,
+                                "second_style_public_caught": mutants.SECOND_STYLE_CAUGHT_FLOOR,
+                                "second_style_named": mutants.SECOND_STYLE_NAMED_FLOOR}
 
 
 def test_without_the_public_suite_nothing_is_named_or_counted(monkeypatch, capsys):
@@ -327,3 +335,28 @@ def test_without_the_public_suite_nothing_is_named_or_counted(monkeypatch, capsy
     assert instructor_cli.main(["mutants", "--only", "bug", "--suite", "hidden"]) == 0
     out = capsys.readouterr().out
     assert "Likely cause lines" not in out and "public suite catches" not in out
+
+
+# -- the second style ---------------------------------------------------------------------------
+
+def test_second_style_mutants_apply_and_are_well_formed(tmp_path):
+    """At least 20 rewrites of catalogued mistakes and 10 fresh mistakes, each applying to the reference,
+    public, with a cause, and named apart from the first catalogue."""
+    from tests.mutants.second_style import FRESH, SECOND_STYLE
+
+    made = mutants.materialize(tmp_path, SECOND_STYLE)
+    assert len(made) == len(SECOND_STYLE)
+    assert len(SECOND_STYLE) - len(FRESH) >= 20 and len(FRESH) >= 10
+    assert FRESH <= {m.name for m in SECOND_STYLE}
+    assert not {m.name for m in SECOND_STYLE} & {m.name for m in ALL}
+    for m in SECOND_STYLE:
+        assert m.public and m.cause and m.task in TASK_IDS, m.name
+
+
+def test_second_style_floors_are_enforced():
+    assert 0 < mutants.SECOND_STYLE_CAUGHT_FLOOR <= 1 and 0 < mutants.SECOND_STYLE_NAMED_FLOOR <= 1
+    low = {"mutants": 10, "public_caught": mutants.SECOND_STYLE_CAUGHT_FLOOR - 0.01,
+           "named": mutants.SECOND_STYLE_NAMED_FLOOR - 0.01, "caught": 1.0}
+    assert len(mutants.second_style_floor_failures(low)) == 2
+    high = dict(low, public_caught=1.0, named=1.0)
+    assert mutants.second_style_floor_failures(high) == []

@@ -58,10 +58,11 @@ def test_decode_step_refuses_anything_but_one_token_of_d_model_features(ref, sha
         ref.decode_step(mha, torch.randn(shape), ref.KVCache(1, 2, 4, 8))
 
 
-@pytest.mark.parametrize("cache_shape", [(1, 4, 4, 4), (1, 2, 4, 4), (2, 2, 4, 8)])
+@pytest.mark.parametrize("cache_shape", [(1, 3, 4, 4), (1, 2, 4, 4), (2, 2, 4, 8)])
 def test_decode_step_refuses_a_cache_that_does_not_fit_the_module(ref, cache_shape):
     mha = ref.MultiHeadAttention(16, 2)
-    with pytest.raises(ValueError, match=re.escape("the cache must be [B=1, H=2, max_len, d_head=8]")):
+    with pytest.raises(ValueError, match=re.escape("the cache must be [B=1, H, max_len, d_head] with H * d_head = "
+                                                   "d_model=16")):
         ref.decode_step(mha, torch.randn(1, 1, 16), ref.KVCache(*cache_shape))
 
 

@@ -140,3 +140,14 @@ def test_a_gradescope_failure_is_built_by_the_factory(factory_calls, tmp_path, k
 @pytest.mark.parametrize("name", sorted(RENDERERS))
 def test_every_format_renders_a_failure_report(name):
     assert RENDERERS[name](error_report("folder", "all", "RuntimeError: boom")).strip()
+
+
+def test_the_summary_says_where_the_points_come_from_on_every_run():
+    """Not only on a full pass: a failing public run shows its share and what the hidden suite adds."""
+    tests = [result(task="sdpa", status=Status.PASSED, points=3.0), result(task="scores", points=2.0),
+             result(task="tiled", status=Status.PASSED, points=4.0)]
+    text = RENDERERS["summary"](make_report(tests, [], "public", "student/attention.py"))
+    assert "Points: public 3 of 5 (the hidden suite adds 95 points after the deadline)." in text
+    both = tests + [result(task="sdpa", suite="hidden", points=1.0)]
+    text = RENDERERS["summary"](make_report(both, [], "public+hidden", "student/attention.py"))
+    assert "Points: public 3 of 5; hidden 0 of 1." in text
