@@ -13,7 +13,7 @@ from dataclasses import dataclass
 MODULES = frozenset({"grader", "gc", "ctypes", "_ctypes", "cffi", "inspect", "importlib", "builtins", "marshal",
                      "types", "pydoc", "runpy", "code", "codeop", "pickle", "dill", "cloudpickle", "operator"})
 CALLS = frozenset({"exec", "eval", "compile", "__import__", "breakpoint", "vars", "delattr"})
-ATTRIBUTE_CALLS = frozenset({"getattr", "setattr", "hasattr"})  # only with a constant, public name
+ATTRIBUTE_CALLS = frozenset({"getattr", "setattr", "hasattr"})  # on another object, only with a constant name
 ATTRIBUTES = frozenset({"modules", "_getframe", "settrace", "setprofile", "addaudithook", "meta_path", "path_hooks",
                         "tb_frame", "f_back", "f_globals", "f_locals", "f_builtins", "gi_frame", "cr_frame",
                         "ag_frame", "attrgetter", "methodcaller", "load", "loads"})
@@ -63,9 +63,9 @@ class _Scan(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if isinstance(node.func, ast.Name) and node.func.id in ATTRIBUTE_CALLS:
+        if isinstance(node.func, ast.Name) and node.func.id in ATTRIBUTE_CALLS and not _on_self(node):
             name = node.args[1] if len(node.args) > 1 else None
-            if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and not name.value.startswith("_")):
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
                 self._add(node, f"{node.func.id}() with a name that is not a plain constant")
         if isinstance(node.func, ast.Attribute) and node.func.attr == "modules" and not node.args:
             self.visit(node.func.value)  # nn.Module.modules(): a method call, not sys.modules
@@ -84,6 +84,12 @@ class _Scan(ast.NodeVisitor):
         if isinstance(node.value, str):
             for name in _dunders(node.value):
                 self._add(node, f"the name {name} in a string")
+
+
+def _on_self(call: ast.Call) -> bool:
+    """getattr(self, name): the student's own object, whose attributes are theirs (a dunder name in a
+    string is found anyway)."""
+    return bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
 
 
 def scan(source: str | bytes) -> list[Finding]:
