@@ -83,7 +83,7 @@ def test_the_solutions_copy_is_elsewhere_changes_only_attention_py_and_scores_fu
     subprocess.run(["git", "clone", "-q", str(solutions), str(checkout)], check=True)
     os.symlink(REPO / ".venv", checkout / ".venv")
     result = subprocess.run(["make", "test"], cwd=checkout, capture_output=True, text=True)
-    assert result.returncode == 0, "make test exits 0 only for full marks:\n" + result.stdout[-3000:]
+    assert result.returncode == 0 and "All public tests passed" in result.stdout, result.stdout[-3000:]
 
 
 @pytest.mark.parametrize("github", [None, release.GITHUB_PLACEHOLDER])
@@ -121,7 +121,8 @@ def test_make_test_in_the_template_scores_zero_with_not_implemented_yet(template
     install = subprocess.run(["make", "install"], cwd=template, capture_output=True, text=True)
     assert install.returncode == 0, install.stderr[-2000:]
     result = subprocess.run(["make", "test"], cwd=template, capture_output=True, text=True)
-    assert result.returncode != 0, "make test on the stubs fails by design"
+    assert result.returncode == 0, "points lost are the table's to show, not a make error"
+    assert "Error 1" not in result.stderr
     assert "total" in result.stdout and " 0 / " in result.stdout
     rows = [line for line in result.stdout.splitlines() if " / " in line and line.strip().split(" ")[0] in
             ("scores", "causal_mask", "softmax_weights", "sdpa", "heads", "divisibility", "mha", "efficiency")]
