@@ -178,9 +178,22 @@ def test_torch_frombuffer_is_refused(tmp_path):
     assert report.score == 0
 
 
-def test_no_c_function_runs_in_the_worker(tmp_path):
+def test_a_file_that_imports_ctypes_is_refused_before_it_runs(tmp_path):
     report = grade_one(tmp_path, "ccall", C_CALL)
-    assert report.full_marks, [t.message for t in report.tests if not t.passed][:1]
+    assert report.score == 0 and report.flags[0].kind is FlagKind.REFUSED
+
+
+def test_no_c_function_runs_in_the_worker_even_past_the_scan(tmp_path):
+    """The guard's own layer, below the syntax scan: the worker imports the file (which raises if a C call
+    ran) and answers."""
+    from grader.sandbox.proxy import Submission
+
+    (tmp_path / "attention.py").write_text(C_CALL)
+    submission = Submission(tmp_path / "attention.py")
+    try:
+        assert submission.causal_mask(2).tolist() == [[True, False], [True, True]]
+    finally:
+        submission.stop()
 
 
 def test_an_oversized_attention_py_is_refused_at_once_with_its_size(tmp_path):
