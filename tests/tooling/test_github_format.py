@@ -44,7 +44,7 @@ def test_each_failing_task_gets_one_error_annotation_at_its_line_in_attention_py
     assert set(by_task) == {"scores", "causal_mask"}, commands
     for task_id, line in where.items():
         assert by_task[task_id].startswith("::error file=") and f"attention.py,line={line}," in by_task[task_id]
-    assert by_task["causal_mask"].endswith("raised ValueError: boom")
+    assert by_task["causal_mask"].endswith("raised ValueError on valid input: boom")
     assert all(command.count("\n") == 0 for command in commands)
 
 

@@ -30,7 +30,7 @@ def test_the_unsandboxed_path_grades_exactly(tmp_path):
     for impl, expected in (("solutions", 56.0), ("assignment", 0.0)):
         out = tmp_path / f"{impl}.json"
         result = subprocess.run([sys.executable, "-m", "grader", "grade", "--impl", str(REPO / impl), "--suite", "public",
-                                 "--format", "json", "--output", str(out), "--exit-zero"], cwd=tmp_path,
+                                 "--format", "json", "--output", str(out), "--exit-zero", "--verbose"], cwd=tmp_path,
                                 capture_output=True, text=True, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin",
                                                                      "GRADER_SANDBOX": "off"})
         assert result.returncode == 0, result.stderr[-2000:]
