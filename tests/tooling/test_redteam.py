@@ -1,5 +1,6 @@
-"""A red team's attacks on the allow-list view and the guard (tests/tooling/redteam/, one attention.py each),
-graded as a student would submit them: each earns at most what its honest part earns without the attack."""
+"""A red team's attacks on the allow-list view and the guard, graded as a student would submit them: each earns
+at most what its honest part earns without the attack. tests/tooling/redteam/ keeps each attack's own code; its
+docstring says whether it is appended to the reference or to the stubs."""
 
 import io
 import zipfile
@@ -12,15 +13,22 @@ from grader.grade import grade
 from grader.report import FlagKind
 from grader.sandbox import isolation as sandbox
 from grader.sandbox import wire
-from tests.tooling.misbehaving import REFERENCE, STUBS
+from tests.tooling.misbehaving import REFERENCE, STUBS, at_import
 
 ATTACKS = Path(__file__).parent / "redteam"
 needs_namespaces = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
 
 
+def submission(name: str) -> str:
+    """The attack's attention.py: the reference or the stubs, with the attack's code appended."""
+    attack = (ATTACKS / f"{name}.py").read_text()
+    base = STUBS if "appended to the stubs" in attack.splitlines()[0] else REFERENCE
+    return at_import(base, attack)
+
+
 def graded(tmp_path: Path, name: str, suite: str = "all"):
     (tmp_path / name).mkdir()
-    (tmp_path / name / "attention.py").write_text((ATTACKS / f"{name}.py").read_text())
+    (tmp_path / name / "attention.py").write_text(submission(name))
     return grade(tmp_path / name, suite)
 
 
