@@ -52,14 +52,14 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
     if reason:
         message = f"{reason}: submit {IMPL_NAME} itself, not a link to another file"
         return missing_report(path, suite, tests_dir, message, Flag(FlagKind.REFUSED, reason))
-    findings = scan(impl.read_bytes()[:MAX_IMPL_BYTES])
-    if findings:
-        return missing_report(path, suite, tests_dir, refusal(findings),
-                              Flag(FlagKind.REFUSED, f"attention.py reaches the grader's code: {findings[0]}"))
     size = impl.stat().st_size
     if size > MAX_IMPL_BYTES:
         message = (f"{IMPL_NAME} is {size / 1e6:.1f} MB; a solution is a few kB and at most "
                    f"{MAX_IMPL_BYTES / 1e6:g} MB is graded: remove what the lab does not need")
         return missing_report(path, suite, tests_dir, message, Flag(FlagKind.REFUSED, f"{IMPL_NAME} is too large"))
+    findings = scan(impl.read_bytes())
+    if findings:
+        return missing_report(path, suite, tests_dir, refusal(findings),
+                              Flag(FlagKind.REFUSED, f"attention.py reaches the grader's code: {findings[0]}"))
     return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, prespawn=prespawn,
                                    limits=limits, hide=hide, launcher=launcher))

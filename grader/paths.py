@@ -58,7 +58,6 @@ class Env:
 
 # What each child must not inherit: secrets and hand-overs meant for someone else.
 NOT_FOR_PYTEST = (Env.KEY_FD, Env.REPORT_FD, "GRADER_KEY", "GRADER_REPORT", "PYTEST_")
-NOT_FOR_WORKER = (Env.KEY_FD, Env.REPORT_FD, Env.WORKER_FD, Env.WORKER_PID, Env.SANDBOX_HIDE, Env.LIMITS, "PYTHON")
 
 
 def scrubbed(environ: Mapping[str, str], hidden: tuple[str, ...]) -> dict[str, str]:

@@ -45,6 +45,7 @@ DESCRIPTIONS = {
     "none": "no sandbox: student code runs as you, with your permissions",
 }
 TRUSTED = ("namespaces", "uid")
+VIEW_LEVELS = ("namespaces", "user-namespace")  # the levels with a mount namespace, so an allow-list view
 EXPOSED = {  # what a worker can read at a level without the allow-list view
     "uid": "the machine's world-readable files: a class folder or a checkout other users can read",
     "user-namespace": "every file you can read",
@@ -182,13 +183,12 @@ def secrets(impl_file: str | os.PathLike[str], hide: Iterable[str | os.PathLike[
 def command(impl_file: str | os.PathLike[str], fd: int, chosen: str, limits: Limits = DEFAULT,
             hide: Iterable[str | os.PathLike[str]] = (), warm: str = "all") -> tuple[list[str], Slot | None, str]:
     """(argv, slot, host folder to remove afterwards) to start the worker on impl_file with socket fd."""
-    python = [sys.executable, "-I", "-u", "-c", BOOT, str(GRADER.parent)]  # -u: print() reaches the log at once
     slot = Slot(limits) if chosen in TRUSTED else None
     config: dict = {"impl": str(impl_file), "fd": fd, "level": chosen, "uid": slot.uid if slot else None,
                     "limits": limits.to_json(), "cgroups": [str(path) for path in slot.cgroups] if slot else [],
                     "warm": warm, "view": None, "root": None, "scratch": None}
     try:
-        if chosen in ("namespaces", "user-namespace"):
+        if chosen in VIEW_LEVELS:
             view = plan(GRADER, secrets(impl_file, hide))
             folder = mount_point(view)
             config.update(view=view.to_json(), root=folder)
@@ -200,17 +200,23 @@ def command(impl_file: str | os.PathLike[str], fd: int, chosen: str, limits: Lim
         if slot is not None:
             slot.release()
         raise
-    argv = python + [json.dumps(config)]
+    return sandboxed_python(chosen, BOOT, config), slot, folder
+
+
+def sandboxed_python(chosen: str, boot: str, config: dict) -> list[str]:
+    """The command line of an isolated, unbuffered Python (-I -u: print() reaches the log at once) that runs
+    boot with the grader importable and config as its argument, in new namespaces at the levels that have them."""
+    python = [sys.executable, "-I", "-u", "-c", boot, str(GRADER.parent), json.dumps(config)]
     if chosen == "namespaces":
-        argv = [unshare_path(), *NAMESPACE_FLAGS] + argv
-    elif chosen == "user-namespace":
-        argv = [unshare_path(), "--user", "--map-root-user", *NAMESPACE_FLAGS] + argv
-    return argv, slot, folder
+        return [unshare_path(), *NAMESPACE_FLAGS, *python]
+    if chosen == "user-namespace":
+        return [unshare_path(), "--user", "--map-root-user", *NAMESPACE_FLAGS, *python]
+    return python
 
 
 def worker_home(chosen: str, folder: str) -> str:
     """Where the worker's home is, seen from the worker (boot.prepare_scratch makes it)."""
-    return f"{SCRATCH if chosen in ('namespaces', 'user-namespace') else folder}/home"
+    return f"{SCRATCH if chosen in VIEW_LEVELS else folder}/home"
 
 
 def scratch_base() -> str:

@@ -67,8 +67,6 @@ class Submission:
                  log_path: str | None = None, hide: list[str] | None = None) -> None:
         self.impl_file = str(Path(impl_file).resolve())
         self.limits = limits or Limits()
-        self.call_timeout = self.limits.call_seconds
-        self.import_timeout = self.limits.import_seconds
         self.ready = False
         self.hide = hide or []
         self.process: Any = None  # a SandboxedProcess, a zygote's child or an AdoptedWorker
@@ -164,7 +162,7 @@ class Submission:
 
     def _hello(self):
         try:
-            return self._request({"op": "hello"}, self.import_timeout, "importing attention.py")
+            return self._request({"op": "hello"}, self.limits.import_seconds, "importing attention.py")
         except (SubmissionCrashed, SubmissionTimeout) as error:
             self.import_failure = type(error)(f"{error}\n{FIX_IMPORT_FIRST}")
             raise self.import_failure from None
@@ -251,7 +249,8 @@ class Submission:
             raise SubmissionTimeout(f"{doing} was not run: it already timed out twice in this run")
         self._ensure()
         try:
-            return self._request(message, self.call_timeout if not strikes else min(self.call_timeout, 2.0), doing)
+            timeout = self.limits.call_seconds if not strikes else min(self.limits.call_seconds, 2.0)
+            return self._request(message, timeout, doing)
         except SubmissionTimeout:
             self.timed_out[target] = strikes + 1
             raise

@@ -95,13 +95,11 @@ class Zygote(forkserver.Client):
     def _start(self, hide: Iterable[str | Path]) -> tuple[subprocess.Popen, Channel]:
         view = plan(GRADER, [str(REPO), *map(str, hide)])
         self.scratch = root = mount_point(view)
-        env = worker_environment(os.environ, f"{view.scratch}/home")  # each worker's home, in its own scratch
+        env = worker_environment(os.environ, sandbox.worker_home("namespaces", root))  # each worker's, in its scratch
         env.update(OMP_NUM_THREADS="1")
 
         def argv(fd: int) -> list[str]:
-            config = {"fd": fd, "view": view.to_json(), "root": root}
-            return [sandbox.unshare_path(), *sandbox.NAMESPACE_FLAGS, sys.executable, "-I", "-u", "-c", BOOT,
-                    str(GRADER.parent), json.dumps(config)]
+            return sandbox.sandboxed_python("namespaces", BOOT, {"fd": fd, "view": view.to_json(), "root": root})
 
         return forkserver.launch(argv, env, root)
 

@@ -40,7 +40,7 @@ def test_the_unsandboxed_path_grades_exactly(tmp_path):
         assert json.loads(out.read_text())["score"] == expected
 
 
-def test_without_proc_a_call_timeout_counts_wall_time():
+def test_a_process_without_a_pid_has_no_cpu_reading_so_timeouts_count_wall_time():
     from grader.sandbox.proxy import tree_cpu_seconds
 
     class NoPid:
