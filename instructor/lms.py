@@ -181,15 +181,14 @@ def _refuse_duplicate_ids(students: Sequence[Row], canvas_csv: str | Path) -> No
                          "export the gradebook from Canvas again")
 
 
-NOT_GRADED = "not graded"  # instructor.batch's total for a student the grader failed on
-
-
 def canvas_export(gradebook: str | Path, canvas_csv: str | Path, column: str, output: str | Path,
                   points_possible: str | None = None) -> Unmatched:
     """Write output, a CSV Canvas's gradebook import accepts, with the gradebook's totals in `column`."""
     graded = read_rows(gradebook)
     if graded and "identifier" not in graded[0]:
         raise ValueError(f"--gradebook {gradebook} has no identifier column: run batch with --roster first")
+    from instructor.batch import NOT_GRADED  # the total batch writes for a student the grader failed on
+
     pending = [row["student"] for row in graded if row.get("total") == NOT_GRADED]
     if pending:
         raise ValueError(f"--gradebook {gradebook}: {len(pending)} student(s) not graded (a grader error): "
