@@ -16,7 +16,7 @@ from typing import NoReturn
 from grader.paths import IMPL_NAME
 from grader.sandbox import cgroups, linux
 from grader.sandbox.policy import MB, Limits
-from grader.sandbox.view import View, build, mount_scratch
+from grader.sandbox.view import HOME, View, build, mount_scratch
 
 START_FAILED = 70  # the init's exit status when the sandbox could not be built
 
@@ -40,7 +40,7 @@ def prepare_scratch(scratch: Path, source: bytes, uid: int | None) -> tuple[Path
     impl_copy = scratch / IMPL_NAME
     impl_copy.write_bytes(source)
     impl_copy.chmod(0o444)
-    home = scratch / "home"
+    home = scratch / HOME
     home.mkdir(mode=0o700)
     if uid is not None:
         os.chown(home, uid, uid)

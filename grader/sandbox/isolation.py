@@ -31,7 +31,7 @@ from typing import IO, TYPE_CHECKING
 from grader.paths import GRADER, REPO, Env
 from grader.sandbox.policy import DEFAULT, Limits
 from grader.sandbox.slots import Slot
-from grader.sandbox.view import SCRATCH, mount_point, plan
+from grader.sandbox.view import HOME, SCRATCH, mount_point, plan
 
 if TYPE_CHECKING:
     import pytest
@@ -216,7 +216,7 @@ def sandboxed_python(chosen: str, boot: str, config: dict) -> list[str]:
 
 def worker_home(chosen: str, folder: str) -> str:
     """Where the worker's home is, seen from the worker (boot.prepare_scratch makes it)."""
-    return f"{SCRATCH if chosen in VIEW_LEVELS else folder}/home"
+    return f"{SCRATCH if chosen in VIEW_LEVELS else folder}/{HOME}"
 
 
 def scratch_base() -> str:

@@ -40,6 +40,7 @@ def system_paths() -> tuple[str, ...]:
 
 DEVICES = ("null", "zero", "random", "urandom")
 SCRATCH = "/scratch"
+HOME = "home"  # the worker's home, HOME, TMPDIR and cwd, in its scratch
 MOUNT_BASES = ("/dev/shm", "/run", "/tmp", "/var/tmp")
 
 
