@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from grader.handover import Handover
 from grader.sandbox.policy import Limits
 from grader.sandbox.spawn import spawn_worker
 
@@ -18,10 +19,10 @@ class Launcher(Protocol):
     #: otherwise reach the grader's file descriptors through /proc)
     detached_workers: bool
 
-    def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, fds: dict[str, int],
+    def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, handover: Handover,
                      stdout: int | IO[bytes]) -> Any:
-        """Start `python -m pytest` (argv) with env, in its own session; fds: environment name -> file
-        descriptor it inherits (env already names each). Returns a Popen-like process."""
+        """Start `python -m pytest` (argv) with env, in its own session, and give it handover (with the file
+        descriptors that names). Returns a Popen-like process."""
 
     def start_worker(self, impl_file: Path, log: IO[bytes], public_only: bool, limits: Limits,
                      hide: Sequence[str]) -> tuple[Any, socket.socket]:
@@ -33,10 +34,12 @@ class PlainLauncher:
 
     detached_workers = False
 
-    def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, fds: dict[str, int],
+    def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, handover: Handover,
                      stdout: int | IO[bytes]) -> subprocess.Popen:
-        return subprocess.Popen(argv, pass_fds=tuple(fds.values()), stdin=subprocess.DEVNULL, stdout=stdout,
-                                stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True, env=env)
+        """The handover travels in the new process's environment (grader.handover)."""
+        return subprocess.Popen(argv, pass_fds=tuple(handover.fds().values()), stdin=subprocess.DEVNULL,
+                                stdout=stdout, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
+                                env={**env, **handover.to_environ()})
 
     def start_worker(self, impl_file: Path, log: IO[bytes], public_only: bool, limits: Limits,
                      hide: Sequence[str]) -> tuple[Any, socket.socket]:

@@ -1,12 +1,11 @@
 """The pytest side of grading: the `submission` fixture, points/task markers, readable failure
 messages, and a signed stream of results for `python -m grader`.
 
-tests/conftest.py imports everything here. When the grader runs pytest it passes two pipe fds:
-GRADER_KEY_FD (a one-time HMAC key, read and closed at start-up) and GRADER_REPORT_FD (where each
-collected test and each result is written as one signed JSON line).
+tests/conftest.py imports everything here. When the grader runs pytest it hands it
+(grader.handover) two pipe fds: a one-time HMAC key, read and closed at start-up, and the pipe where each
+collected test and each result is written as one signed JSON line.
 """
 
-import json
 import os
 import sys
 import time
@@ -16,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from grader.handover import HANDOVER, Handover
 from grader.paths import ASSIGNMENT, REPO, SUITES, Env, find_impl
 from grader.report import NOT_IMPLEMENTED_WORDS, Status
 from grader.sandbox.errors import RaisedInSubmission, SandboxFailed, SubmissionError
-from grader.sandbox.policy import Limits, limits_from
 from grader.sandbox.proxy import Submission
 from grader.signing import Reporter
 from grader.tasks import BY_ID
@@ -43,19 +42,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "points(n): points this test is worth")
     config.addinivalue_line("markers", "task(id): the graded task this test belongs to")
-    if Env.REPORT_FD in os.environ:
-        _STATE["reporter"] = Reporter(
-            int(os.environ[Env.REPORT_FD]), int(os.environ[Env.KEY_FD])
-        )
+    # The one place the pytest child reads what the grader handed it (a warm launch stashed it already).
+    handover = config.stash.get(HANDOVER, None) or Handover.from_environ(os.environ)
+    if handover.report_fd is not None and handover.key_fd is not None:
+        _STATE["reporter"] = Reporter(handover.report_fd, handover.key_fd)
     impl = resolve_impl(config.getoption("--impl"))
     _STATE["impl"] = impl
-    if impl.is_file() and not os.environ.get(Env.COLLECT_ONLY):
-        limits = Limits.from_json(json.loads(os.environ[Env.LIMITS])) if Env.LIMITS in os.environ \
-            else limits_from(os.environ)
-        hide = [p for p in os.environ.get(Env.SANDBOX_HIDE, "").split(os.pathsep) if p]
-        submission = Submission(impl, limits=limits, log_path=os.environ.get(Env.WORKER_LOG), hide=hide)
-        if Env.WORKER_FD in os.environ:  # the grader started it before pytest: torch imports overlap
-            submission.adopt(int(os.environ[Env.WORKER_FD]), int(os.environ[Env.WORKER_PID]))
+    if impl.is_file() and not handover.collect_only:
+        submission = Submission(impl, limits=handover.limits, log_path=handover.worker_log,
+                                hide=list(handover.hide), level=handover.level)
+        if handover.worker_fd is not None and handover.worker_pid is not None:
+            # the grader started it before pytest: torch imports overlap
+            submission.adopt(handover.worker_fd, handover.worker_pid)
         elif "reporter" in _STATE:  # a graded run: let the worker import torch while pytest collects
             submission.start()
         _STATE["submission"] = submission  # in a plain pytest run, the first test that needs it starts it

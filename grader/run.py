@@ -6,7 +6,6 @@ flagged, never believed. A test with no signed result did not pass.
 """
 
 import hashlib
-import json
 import os
 import secrets
 import select
@@ -16,12 +15,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from grader.handover import Handover
 from grader.launch import PLAIN, Launcher
-from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, Env, scrubbed, suite_names
+from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, scrubbed, suite_names
 from grader.report import CUT_SHORT_TEXT, Flag, FlagKind
 from grader.sandbox.isolation import level, make_undumpable, read_tail
 from grader.sandbox.policy import Limits, limits_from
@@ -75,12 +75,13 @@ def _pytest_command(paths, impl, extra):
     ]
 
 
-def _child_env(extra):
+def child_env() -> dict[str, str]:
+    """The environment of every pytest child, before its handover: this process's, without what is not for it."""
     env = scrubbed(os.environ, NOT_FOR_PYTEST)
     # One OpenMP thread: the suites' tensors are small, and with several gradings at once (batch) idle
     # OpenMP threads spin on the shared cores (measured: 6 students with --jobs 2 took 41 s and 62
     # CPU-seconds with torch's default threads, 21 s and 22 CPU-seconds with one).
-    env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1", **extra)
+    env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
     return env
 
 
@@ -137,25 +138,27 @@ def collect(run: RawRun, process: Any, report_fd: int, key: bytes, deadline: flo
         run.flags.append(Flag(FlagKind.TAMPERING, text))
 
 
+NO_HANDOVER = Handover()
+
+
 def _start_pytest(tests_dir: Path, names: tuple[str, ...], impl: str | Path, extra_args: Sequence[str] = (),
-                  stdout: Any = subprocess.DEVNULL, pass_fds: dict[str, int] | None = None,
-                  env: dict[str, str] | None = None, launcher: Launcher = PLAIN) -> tuple[Any, int, bytes]:
+                  stdout: Any = subprocess.DEVNULL, handover: Handover = NO_HANDOVER,
+                  launcher: Launcher = PLAIN) -> tuple[Any, int, bytes]:
     """Start pytest on the suites with a fresh one-time key; returns (process, report pipe, key).
-    pass_fds: environment name -> file descriptor the child inherits beyond the key and report pipes."""
+    handover: what the child gets beyond the key and report pipes (a worker, the limits, the level)."""
     key = secrets.token_bytes(32)
     key_read, key_write = os.pipe()
     report_read, report_write = os.pipe()
     os.write(key_write, key)
     os.close(key_write)
     command = _pytest_command([str(Path(tests_dir) / name) for name in names], impl, list(extra_args))
-    fds = {Env.KEY_FD: key_read, Env.REPORT_FD: report_write, **(pass_fds or {})}
-    child_env = _child_env({**{name: str(fd) for name, fd in fds.items()}, **(env or {})})
+    handover = replace(handover, key_fd=key_read, report_fd=report_write)
     try:
         if stdout == subprocess.DEVNULL:
             with open(os.devnull, "wb") as devnull:
-                process = launcher.start_pytest(command, child_env, REPO, fds, devnull)
+                process = launcher.start_pytest(command, child_env(), REPO, handover, devnull)
         else:
-            process = launcher.start_pytest(command, child_env, REPO, fds, stdout)
+            process = launcher.start_pytest(command, child_env(), REPO, handover, stdout)
     finally:
         os.close(key_read)
         os.close(report_write)
@@ -186,19 +189,16 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     run = RawRun(impl=str(impl), suites=names)
     worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
     worker = None
-    worker_env = {Env.WORKER_LOG: worker_log.name, Env.LIMITS: json.dumps(limits.to_json()),
-                  Env.SANDBOX_HIDE: os.pathsep.join(map(str, hide)),
-                  Env.SANDBOX: level()}  # the level this run was checked for, not one the child finds anew
-    worker_fds: dict[str, int] = {}
+    # the level this run was checked for, not one the child finds anew
+    handover = Handover(worker_log=worker_log.name, limits=limits, hide=tuple(map(str, hide)), level=level())
     if prespawn:
         worker, worker_sock = launcher.start_worker(impl, worker_log, names == ("public",), limits, hide)
-        worker_env[Env.WORKER_PID] = str(worker.pid)
-        worker_fds[Env.WORKER_FD] = worker_sock.fileno()
+        handover = replace(handover, worker_fd=worker_sock.fileno(), worker_pid=worker.pid)
     before = fingerprint(tests_dir)
     started = time.monotonic()
     log = tempfile.TemporaryFile()
-    process, report_read, key = _start_pytest(tests_dir, names, impl, JSON_REPORT, stdout=log, pass_fds=worker_fds,
-                                              env=worker_env, launcher=launcher)
+    process, report_read, key = _start_pytest(tests_dir, names, impl, JSON_REPORT, stdout=log, handover=handover,
+                                              launcher=launcher)
     if worker:
         worker_sock.close()
     collect(run, process, report_read, key, started + timeout)
@@ -230,7 +230,7 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
 def collect_manifest(tests_dir: Path, names: tuple[str, ...], impl: str | Path) -> list[dict[str, Any]] | None:
     """The suite's tests and points from a collect-only run that starts no worker."""
     process, report_read, key = _start_pytest(tests_dir, names, impl, ["--collect-only"],
-                                              env={Env.COLLECT_ONLY: "1"})
+                                              handover=Handover(collect_only=True))
     probe = RawRun(impl="", suites=tuple(names))
     collect(probe, process, report_read, key, time.monotonic() + 120)
     _kill_group(process)

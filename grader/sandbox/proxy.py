@@ -64,8 +64,10 @@ class Submission:
     """Proxy for the student's `attention.py`, running in a worker process."""
 
     def __init__(self, impl_file: str | os.PathLike[str], limits: Limits | None = None,
-                 log_path: str | None = None, hide: list[str] | None = None) -> None:
+                 log_path: str | None = None, hide: list[str] | None = None, level: str | None = None) -> None:
+        """level: the isolation the grader checked for this run (None: this process's own level)."""
         self.impl_file = str(Path(impl_file).resolve())
+        self.level = level
         self.limits = limits or Limits()
         self.ready = False
         self.hide = hide or []
@@ -84,7 +86,8 @@ class Submission:
     def start(self) -> None:
         """Spawn the worker; returns at once (the import runs while the caller goes on)."""
         with open(self.log_path, "ab") as log:
-            self.process, sock = spawn_worker(self.impl_file, log, limits=self.limits, hide=self.hide)
+            self.process, sock = spawn_worker(self.impl_file, log, limits=self.limits, hide=self.hide,
+                                             level=self.level)
         self._connect(sock.detach())
 
     def adopt(self, fd: int, pid: int) -> None:

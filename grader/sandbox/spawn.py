@@ -30,7 +30,7 @@ def worker_environment(environ: Mapping[str, str], home: str) -> dict[str, str]:
 
 
 def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = False, public_only: bool = False,
-                 limits: Limits | None = None, hide: Iterable[str | Path] = ()
+                 limits: Limits | None = None, hide: Iterable[str | Path] = (), level: str | None = None
                  ) -> tuple[sandbox.SandboxedProcess, socket.socket]:
     """Start the worker on impl_file; returns (process, our end of its socket).
 
@@ -38,12 +38,13 @@ def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = Fals
     sys.path): only the grader, the venv and the student's attention.py, imported by path, are reachable.
     public_only: the run grades the public suite only, so the worker skips warming what only the hidden
     suite uses (grader.sandbox.worker.warm_up). hide: folders no view may show (batch: the class).
+    level: the isolation to start it at (one of isolation.LEVELS; anything else: this process's own level).
     """
     limits = limits or Limits()
     parent_sock, child_sock = socket.socketpair()
     fd = child_sock.fileno()
     warm = "public" if public_only else "all"
-    chosen = sandbox.level()
+    chosen = level if level in sandbox.LEVELS else sandbox.level()
     slot: sandbox.Slot | None
     if chosen == "none":
         folder = tempfile.mkdtemp(prefix="grader-scratch-")

@@ -15,7 +15,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from grader.handover import Handover
 from grader.launch import PLAIN
+from grader.run import child_env
 from grader.sandbox.policy import Limits
 from instructor.warm.forkserver import Client
 from instructor.warm.prefork import Prefork
@@ -33,13 +35,15 @@ class WarmLauncher:
         self.prefork = prefork
         self.detached_workers = zygote is not None  # a zygote's worker is no child of ours
 
-    def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, fds: dict[str, int],
+    def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, handover: Handover,
                      stdout: int | IO[bytes]) -> Any:
+        """A forked child runs in the prefork server's environment (child_env when it started) and is given
+        handover directly."""
         if self.prefork is None:
-            return PLAIN.start_pytest(argv, env, cwd, fds, stdout)
+            return PLAIN.start_pytest(argv, env, cwd, handover, stdout)
         pytest_args = argv[argv.index("pytest") + 1:]
         out = stdout if isinstance(stdout, int) else stdout.fileno()
-        return self.prefork.start(pytest_args, env, str(cwd), fds, out)
+        return self.prefork.start(pytest_args, handover, str(cwd), out)
 
     def start_worker(self, impl_file: Path, log: IO[bytes], public_only: bool, limits: Limits,
                      hide: Sequence[str]) -> tuple[Any, socket.socket]:
@@ -50,13 +54,11 @@ class WarmLauncher:
 
 def start_servers(hide: Sequence[str]) -> list[Client]:
     """Where this machine allows: a zygote whose view also hides the folders in hide, and a prefork server."""
-    from grader.run import _child_env
-
     servers: list[Client] = []
     if zygote_available():
         servers.append(Zygote(hide=hide))
     if prefork_available():
-        servers.append(Prefork(env=_child_env({})))
+        servers.append(Prefork(env=child_env()))
     return servers
 
 

@@ -1,14 +1,14 @@
 """A warm pytest process from which `batch` forks each student's graded pytest child.
 
 A graded pytest child imports torch (its oracle) and pytest: about 2 CPU-seconds of every student's grade.
-The prefork server imports them once and then only forks; each fork runs `pytest.main` with the arguments,
-environment and file descriptors (key pipe, report pipe, worker socket, log) that grader.run would give a
-new `python -m pytest`. The server runs no student code and holds no key: each key pipe reaches only the
-fork it was sent for, which reads it as a new child would. A fork starts from the server's state, which
-never ran pytest, so nothing of one student's run reaches the next.
+The prefork server imports them once and then only forks; each fork runs `pytest.main` in the server's
+environment (grader.run.child_env), given the handover (grader.handover: key pipe, report pipe, worker socket,
+log, limits) as a value rather than through its environment. The server runs no student code and holds no key:
+each key pipe reaches only the fork it was sent for, which reads it as a new child would. A fork starts from
+the server's state, which never ran pytest, so nothing of one student's run reaches the next.
 
     with Prefork() as server:                  # the client: the process that runs the grades
-        process = server.start(args, env, cwd, fds, stdout)   # what subprocess.Popen would give grader.run
+        process = server.start(args, handover, cwd, stdout)   # what subprocess.Popen would give grader.run
 """
 
 import contextlib
@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 
+from grader.handover import GivenHandover, Handover
 from grader.paths import REPO
 from instructor.warm import forkserver
 from instructor.warm.forkserver import Channel
@@ -54,11 +55,12 @@ class Prefork(forkserver.Client):
                                                  env, REPO)
         super().__init__(channel, process)
 
-    def start(self, args: list, env: dict, cwd: str, fds: dict, stdout: int) -> ForkedProcess:
-        """Fork a child running pytest.main(args) with env, in cwd, stdout and stderr to the fd stdout;
-        fds maps environment names to file descriptors the child gets (their numbers are rewritten)."""
+    def start(self, args: list, handover: Handover, cwd: str, stdout: int) -> ForkedProcess:
+        """Fork a child running pytest.main(args) given handover, in cwd, stdout and stderr to the fd stdout;
+        the descriptors handover names are passed along and renumbered in the child."""
+        fds = handover.fds()
         names = sorted(fds)
-        request = {"args": args, "env": env, "cwd": str(cwd), "names": names}
+        request = {"args": args, "handover": handover.to_environ(), "cwd": str(cwd), "names": names}
         return ForkedProcess(self.channel.request(request, [stdout, *(fds[n] for n in names)]))
 
 
@@ -103,14 +105,13 @@ def _run(request, fds):
         os.dup2(stdout, 1)
         os.dup2(stdout, 2)
         os.close(stdout)
-        os.environ.clear()
-        os.environ.update(request["env"])
-        os.environ.update({name: str(fd) for name, fd in zip(request["names"], passed, strict=True)})
+        numbers = dict(zip(request["names"], passed, strict=True))
+        handover = Handover.from_environ(request["handover"]).renumbered(numbers)
         os.chdir(request["cwd"])
         import pytest
 
         sys.argv = ["pytest", *request["args"]]
-        code = pytest.main(request["args"])
+        code = pytest.main(request["args"], plugins=[GivenHandover(handover)])
     except BaseException as error:
         print(f"grader: the forked pytest failed: {error!r}", file=sys.stderr)
     finally:

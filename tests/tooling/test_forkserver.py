@@ -7,21 +7,22 @@ import socket
 
 import pytest
 
+from grader.handover import Handover
+from grader.run import child_env
 from instructor.warm import prefork
-from grader.run import _child_env
 
 pytestmark = pytest.mark.skipif(not prefork.available(), reason="needs Linux pidfds")
 
 
 @pytest.fixture(scope="module")
 def server():
-    with prefork.Prefork(env=_child_env({})) as started:
+    with prefork.Prefork(env=child_env()) as started:
         yield started
 
 
 def forked_pytest(server, tmp_path):
     with open(tmp_path / "out.log", "wb") as out:
-        child = server.start(["--version"], _child_env({}), str(tmp_path), {}, out.fileno())
+        child = server.start(["--version"], Handover(), str(tmp_path), out.fileno())
     return child.wait(timeout=60)
 
 
@@ -36,7 +37,7 @@ def test_an_attached_channel_forks_from_the_same_server(server, tmp_path):
 def test_a_client_that_leaves_mid_request_costs_the_others_nothing(server, tmp_path):
     leaving = server.channel.attach()
     with open(os.devnull, "wb") as out:
-        request = {"args": ["--version"], "env": _child_env({}), "cwd": str(tmp_path), "names": []}
+        request = {"args": ["--version"], "handover": {}, "cwd": str(tmp_path), "names": []}
         socket.send_fds(leaving, [json.dumps(request).encode()], [out.fileno()])
     leaving.close()  # before the reply: the server's send fails
     forked_pytest(server, tmp_path)

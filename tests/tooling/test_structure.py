@@ -1,0 +1,82 @@
+"""How a run is started stays visible: parameters are passed, never written into the environment, and what the
+grader hands its pytest child is one typed value (grader.handover)."""
+
+import ast
+from pathlib import Path
+
+from grader.handover import Handover
+from grader.paths import GRADER, INSTRUCTOR, Env
+from grader.sandbox.policy import Limits
+
+ENVIRON_WRITERS = {"update", "pop", "clear", "setdefault", "popitem", "__setitem__", "__delitem__"}
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "environ" and \
+        isinstance(node.value, ast.Name) and node.value.id == "os"
+
+
+def environ_writes(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        targets = []
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        if any(isinstance(t, ast.Subscript) and _is_environ(t.value) for t in targets):
+            found.append(f"{path}:{node.lineno}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ENVIRON_WRITERS and _is_environ(node.func.value):
+                found.append(f"{path}:{node.lineno}")
+            if node.func.attr in ("putenv", "unsetenv") and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id == "os":
+                found.append(f"{path}:{node.lineno}")
+    return found
+
+
+def python_files() -> list[Path]:
+    return sorted(p for root in (GRADER, INSTRUCTOR) for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_no_module_of_the_grader_or_the_instructor_tools_writes_the_environment():
+    assert [hit for path in python_files() for hit in environ_writes(path)] == []
+
+
+def test_the_environment_scan_sees_each_kind_of_write(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("import os\nos.environ['A'] = '1'\nos.environ.update(B='2')\ndel os.environ['A']\n"
+                      "os.putenv('C', '3')\nos.environ.get('D')\n")
+    assert sorted(int(hit.rsplit(":", 1)[1]) for hit in environ_writes(sample)) == [2, 3, 4, 5]
+
+
+def test_no_module_keeps_a_registry_of_the_active_server():
+    for path in python_files():
+        tree = ast.parse(path.read_text())
+        names = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+        assert not names & {"active", "current"}, path
+
+
+def test_a_handover_survives_the_environment_it_travels_in():
+    handover = Handover(key_fd=5, report_fd=6, worker_fd=7, worker_pid=4242, worker_log="/tmp/w.log",
+                        limits=Limits(call_seconds=2.5), hide=("/class", "/other"), level="namespaces")
+    assert Handover.from_environ(handover.to_environ()) == handover
+
+
+def test_a_collect_only_handover_names_no_descriptor_and_starts_no_worker():
+    environ = Handover(collect_only=True).to_environ()
+    assert environ == {Env.COLLECT_ONLY: "1"}
+    assert Handover.from_environ(environ).collect_only
+
+
+def test_renumbering_changes_the_descriptors_and_nothing_else():
+    handover = Handover(key_fd=5, report_fd=6, worker_pid=9, level="uid")
+    moved = handover.renumbered({"key_fd": 11, "report_fd": 12})
+    assert (moved.key_fd, moved.report_fd, moved.worker_fd) == (11, 12, None)
+    assert (moved.worker_pid, moved.level) == (9, "uid")
+
+
+def test_a_plain_pytest_run_gets_the_default_limits_with_the_overrides_of_its_environment():
+    handover = Handover.from_environ({Env.CALL_TIMEOUT: "9"})
+    assert handover.limits == Limits(call_seconds=9.0)
+    assert (handover.report_fd, handover.key_fd, handover.level) == (None, None, None)
