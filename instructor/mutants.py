@@ -36,7 +36,8 @@ from typing import Any
 
 from grader.paths import ASSIGNMENT, SOLUTION_FILE, STUB_FILE, SUITES, TESTS
 from grader.report import Report
-from grader.tasks import TASKS, task_order
+from grader.tasks import BY_ID, TASKS, task_order
+from instructor.anchors import definition_spans, replace_code
 from tests.mutants.bonus import BONUS
 from tests.mutants.catalogue import CATALOGUE, Mutant
 from tests.mutants.degenerate import Degenerate, degenerates
@@ -83,16 +84,17 @@ def degenerate_submissions() -> list[Degenerate]:
 
 
 def apply(mutant: Mutant, source: str, filename: str = "attention.py") -> str:
-    """The mutant's source: source with its edits applied; CatalogueError if one does not apply."""
+    """The mutant's source: source with its edits applied, each found by its code, comments aside
+    (instructor.anchors); CatalogueError if one does not apply."""
+    functions = BY_ID[mutant.task].functions if mutant.task in BY_ID else ()
     for number, (old, new) in enumerate(mutant.edits, 1):
-        count = source.count(old)
+        source, count = replace_code(source, old, new, definition_spans(source, functions))
         if count != 1:
             raise CatalogueError(
-                f"mutant {mutant.name!r}, edit {number}: the text to replace occurs {count} times in "
-                f"{filename} (expected exactly once); update tests/mutants/catalogue.py to match the "
-                f"reference.\n--- text ---\n{old}\n------------"
+                f"mutant {mutant.name!r}, edit {number}: the code to replace occurs {count} times in "
+                f"{filename} (comments aside, and within {', '.join(functions)} where it is in several; expected "
+                f"exactly once); update tests/mutants/ to match the reference.\n--- code ---\n{old}\n------------"
             )
-        source = source.replace(old, new)
     try:
         compile(source, f"{mutant.name}/attention.py", "exec")
     except SyntaxError as error:

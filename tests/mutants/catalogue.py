@@ -1,13 +1,16 @@
 """Realistic student bugs, written as small edits of the reference solution.
 
-Each mutant is the reference solutions/attention.py with a few exact text replacements applied.
+Each mutant is the reference solutions/attention.py with a few replacements of code applied. An edit's
+`old` is matched by its code, comments aside (instructor.anchors): rewording a comment of the reference
+breaks no mutant.
 `python -m instructor.mutants` (make mutants) grades every mutant and checks that its `task` loses points
 under the hidden suite, and under the public suite too when `public` is True (the most common
 mistakes, which students should be able to see before they submit). Mutants marked `exclusive` must
 lose points in their own task ONLY (a loop is slow, not wrong: only `efficiency` may notice it).
 
-Every `old` text must occur exactly once in the reference: when the reference changes, instructor.mutants
-stops with the mutant's name instead of silently testing the unchanged reference.
+Every `old` must occur exactly once in the reference, or in the functions of the mutant's task (grader.tasks)
+where the same line stands in two functions: when the reference's code changes, instructor.mutants stops
+with the mutant's name instead of silently testing the unchanged reference.
 """
 
 from dataclasses import dataclass
@@ -19,7 +22,7 @@ class Mutant:
     task: str  # the graded task that must lose points (grader/tasks.py)
     public: bool  # True when tests/public must catch it as well
     description: str  # one sentence a TA would understand
-    edits: tuple  # ((old, new), ...) exact replacements in solutions/attention.py
+    edits: tuple  # ((old, new), ...) replacements of code in solutions/attention.py
     exclusive: bool = False  # True when no task other than `task` may lose points
     # A few words of the "Likely cause: ..." line the public suite prints for this mistake (matched
     # case-insensitively inside that line); None while the public suite does not name it yet.
@@ -35,12 +38,13 @@ SCALE_Q = "    q = q * scale  # (..., Tq, d): Tq * d multiplications, where scal
 DEFAULT_SCALE = "        scale = 1.0 / math.sqrt(max(q.size(-1), 1))  # d = 0: every score is an empty sum, 0\n" + SCALE_Q
 BOOL_FILL = '            scores = torch.where(mask, scores, float("-inf"))  # (..., Tq, Tk)'
 FLOAT_ADD = "            scores = scores + mask  # (..., Tq, Tk)"
-FAST_SOFTMAX = "        return torch.softmax(scores, dim=-1)  # (..., Tq, Tk)"
+# With its guard: the same return also ends the no-keys case above it.
+FAST_GUARD = "    if not blocked_rows.any():\n"
+FAST_SOFTMAX = FAST_GUARD + "        return torch.softmax(scores, dim=-1)  # (..., Tq, Tk)"
 SOFTMAX = "    weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)"
 SOFTMAX_TAIL = '''\
     row_max = scores.amax(dim=-1, keepdim=True)  # (..., Tq, 1)
     blocked_rows = torch.isneginf(row_max)  # (..., Tq, 1), True where every key is blocked
-    if not blocked_rows.any():
 ''' + FAST_SOFTMAX + '''
     scores = scores.masked_fill(blocked_rows, 0.0)  # (..., Tq, Tk), finite: softmax gives no NaN
 ''' + SOFTMAX + '''
@@ -191,7 +195,7 @@ CATALOGUE = (
          "    if mask is not None and mask.dtype == torch.bool:\n"
          "        weights = weights.masked_fill(~mask, 0.0)\n"
          "    return weights\n"),
-        (FAST_SOFTMAX, "        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)\n"
+        (FAST_SOFTMAX, FAST_GUARD + "        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)\n"
                        "        return weights if mask is None or mask.dtype != torch.bool else weights.masked_fill(~mask, 0.0)"),
         cause="applied after the softmax",
     ),
@@ -253,7 +257,7 @@ CATALOGUE = (
     mutant(
         "softmax_in_float32", "softmax_weights", True,
         "The softmax is computed in float32 and cast back, so float64 weights lose their precision.",
-        (FAST_SOFTMAX, "        return torch.softmax(scores.float(), dim=-1).to(scores.dtype)  # (..., Tq, Tk)"),
+        (FAST_SOFTMAX, FAST_GUARD + "        return torch.softmax(scores.float(), dim=-1).to(scores.dtype)  # (..., Tq, Tk)"),
         (SOFTMAX, "    weights = torch.softmax(scores.float(), dim=-1).to(scores.dtype)  # (..., Tq, Tk)"),
         cause="float32 precision only",
     ),
@@ -261,7 +265,7 @@ CATALOGUE = (
         "numpy_softmax", "softmax_weights", True,
         "The softmax is computed with NumPy (the grader refuses the round trip, naming it).",
         ("import math\n", "import math\n\nimport numpy as np\n"),
-        (FAST_SOFTMAX, '''\
+        (FAST_SOFTMAX, FAST_GUARD + '''\
         array = scores.detach().numpy()  # (..., Tq, Tk)
         exp = np.exp(array - array.max(axis=-1, keepdims=True))
         return torch.from_numpy(exp / exp.sum(axis=-1, keepdims=True))'''),
@@ -269,7 +273,7 @@ CATALOGUE = (
     mutant(
         "softmax_of_detached_scores", "softmax_weights", True,
         "The softmax runs on scores.detach(): the values are right, but no gradient reaches the scores.",
-        (FAST_SOFTMAX, "        return torch.softmax(scores.detach(), dim=-1)  # (..., Tq, Tk)"),
+        (FAST_SOFTMAX, FAST_GUARD + "        return torch.softmax(scores.detach(), dim=-1)  # (..., Tq, Tk)"),
         cause="cut off from autograd",
     ),
     # -- sdpa -----------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ def test_a_rotten_edit_is_reported_by_name(tmp_path):
     rotten = Mutant("rotten", "scores", True, "old text gone", (("no such text in the file", "x"),))
     with pytest.raises(mutants.CatalogueError, match="rotten.*occurs 0 times"):
         mutants.materialize(tmp_path, [rotten])
-    ambiguous = Mutant("ambiguous", "scores", True, "old text twice", (("def ", "def  "),))
+    ambiguous = Mutant("ambiguous", "scores", True, "old text twice", (("scale", "scale"),))
     with pytest.raises(mutants.CatalogueError, match="ambiguous.*times"):
         mutants.materialize(tmp_path, [ambiguous])
 
