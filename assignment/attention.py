@@ -13,6 +13,7 @@ Mask convention (the same as torch.nn.functional.scaled_dot_product_attention):
 - a floating mask is ADDED to the scores (0.0 = allowed, -inf = blocked).
 A query row whose keys are all blocked gets all-zero weights and an all-zero output, never NaN.
 
+The tasks come first; the input checks they call are given at the end of the file.
 Run `make test` to check your work.
 """
 
@@ -24,113 +25,6 @@ import torch.nn as nn
 
 class DimensionMismatchError(ValueError):
     """Raised when d_model cannot be split evenly into n_heads heads."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Input checks (given). They turn bad input into a clear ValueError instead of a deep torch error.
-# ---------------------------------------------------------------------------------------------
-
-def _check_tensor(x, name, min_dim=2):
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if x.dim() < min_dim:
-        raise ValueError(f"{name} must have at least {min_dim} dims, got shape {tuple(x.shape)}")
-
-
-def _check_qk(q, k):
-    _check_tensor(q, "q")
-    _check_tensor(k, "k")
-    if q.dtype != k.dtype:
-        raise ValueError(f"q and k must have the same dtype, got q {q.dtype} and k {k.dtype}")
-    if q.size(-1) != k.size(-1):
-        raise ValueError(
-            f"q and k must have the same last dim (features per head), got q {tuple(q.shape)} "
-            f"and k {tuple(k.shape)}"
-        )
-
-
-def _check_qkv(q, k, v):
-    _check_qk(q, k)
-    _check_tensor(v, "v")
-    if v.dtype != q.dtype:
-        raise ValueError(f"v must have the dtype of q and k, {q.dtype}, got v {v.dtype}")
-    if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
-        raise ValueError(
-            f"q, k and v must have the same leading (batch) dims, got q {tuple(q.shape)}, "
-            f"k {tuple(k.shape)} and v {tuple(v.shape)}"
-        )
-    if k.size(-2) != v.size(-2):
-        raise ValueError(
-            f"k and v must have the same number of positions Tk (dim -2), got k {tuple(k.shape)} "
-            f"and v {tuple(v.shape)}"
-        )
-
-
-def _check_mask(mask, scores):
-    if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
-    if mask.dtype != torch.bool and mask.dtype != scores.dtype:
-        raise ValueError(
-            f"mask must be bool (True = allowed) or floating with the scores' dtype {scores.dtype} "
-            f"(added to the scores), got {mask.dtype}"
-        )
-    try:
-        broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != scores.shape:
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
-            f"{tuple(scores.shape)} ([..., Tq, Tk])"
-        )
-
-
-def _check_mask_for(mask, q, k):
-    """_check_mask against the scores of q and k ([..., Tq, Tk], q's dtype) without computing them."""
-    scores_like = q.new_empty(()).expand(*q.shape[:-1], k.size(-2))  # (..., Tq, Tk), no memory
-    _check_mask(mask, scores_like)
-
-
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _check_seq_len(seq_len):
-    if not _is_int(seq_len) or seq_len < 0:
-        raise ValueError(f"seq_len must be a non-negative int, got {seq_len!r}")
-
-
-def _check_n_heads(d_model, n_heads):
-    if not _is_int(n_heads) or n_heads <= 0:
-        raise ValueError(f"n_heads must be a positive int, got {n_heads!r}")
-
-
-def _check_mha_inputs(query, key, value, d_model):
-    for name, x in (("query", query), ("key", key), ("value", value)):
-        _check_tensor(x, name, min_dim=0)
-        if x.dim() != 3 or x.size(-1) != d_model:
-            raise ValueError(f"{name} must be [B, T, d_model={d_model}], got shape {tuple(x.shape)}")
-    if not query.size(0) == key.size(0) == value.size(0):
-        raise ValueError(
-            f"query, key and value must have the same batch size B (dim 0), got query {tuple(query.shape)}, "
-            f"key {tuple(key.shape)} and value {tuple(value.shape)}"
-        )
-    if key.size(1) != value.size(1):
-        raise ValueError(
-            f"key and value must have the same number of positions Tk (dim 1), got key {tuple(key.shape)} "
-            f"and value {tuple(value.shape)}"
-        )
-
-
-HALF_DTYPES = (torch.float16, torch.bfloat16)
-
-
-def _in_float32(q, k, v, mask):
-    """q, k, v and a floating mask in float32, for half-precision inputs (float16 overflows past 65504)."""
-    if mask is not None:
-        _check_mask_for(mask, q, k)
-        mask = mask if mask.dtype == torch.bool else mask.float()
-    return q.float(), k.float(), v.float(), mask
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,31 +183,6 @@ class MultiHeadAttention(nn.Module):
 # Bonus task `tiled` (optional, 10 bonus points): attention without the Tq x Tk matrix.
 # ---------------------------------------------------------------------------------------------
 
-def _check_tiled(query, key, value, mask, block_size):
-    _check_qkv(query, key, value)
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0:
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
-    if mask is not None:
-        _check_mask_for(mask, query, key)
-    inputs = {"q": query, "k": key, "v": value, "mask": mask}
-    needing_grad = [name for name, x in inputs.items() if x is not None and x.requires_grad]
-    if needing_grad and torch.is_grad_enabled():
-        raise ValueError(
-            f"tiled_attention is inference-only (it updates its running tensors in place, which autograd "
-            f"cannot differentiate), but requires_grad is set on {', '.join(needing_grad)}: call it under "
-            f"torch.no_grad() or with detached tensors, and train with scaled_dot_product_attention"
-        )
-
-
-def _mask_block(mask, first_row, start, end):
-    """The part of a mask (broadcastable to [..., Tq, Tk]) for queries first_row: and keys start:end."""
-    if mask.dim() >= 1 and mask.size(-1) != 1:
-        mask = mask[..., start:end]  # (..., Tq or 1, blk)
-    if mask.dim() >= 2 and mask.size(-2) != 1:
-        mask = mask[..., first_row:, :]  # (..., Tq - first_row, blk)
-    return mask
-
-
 def tiled_attention(q, k, v, mask=None, is_causal=False, scale=None, block_size=64):
     """scaled_dot_product_attention's output, computed one block of keys at a time (online softmax).
 
@@ -356,44 +225,6 @@ def tiled_attention(q, k, v, mask=None, is_causal=False, scale=None, block_size=
 # ---------------------------------------------------------------------------------------------
 # Bonus task `kv_cache` (optional, 10 bonus points): one-token decoding with a key/value cache.
 # ---------------------------------------------------------------------------------------------
-
-def _check_append(cache, k, v):
-    batch, n_heads, _, d_head = cache.keys.shape
-    for name, x in (("k", k), ("v", v)):
-        _check_tensor(x, name, min_dim=0)
-        if x.dim() != 4 or (x.size(0), x.size(1), x.size(3)) != (batch, n_heads, d_head):
-            raise ValueError(
-                f"{name} must be [B={batch}, H={n_heads}, T_new, d_head={d_head}] to fit the cache, "
-                f"got shape {tuple(x.shape)}"
-            )
-    if k.size(2) != v.size(2):
-        raise ValueError(
-            f"k and v must hold the same number of new positions T_new (dim 2), got k {tuple(k.shape)} "
-            f"and v {tuple(v.shape)}"
-        )
-    if cache.length + k.size(2) > cache.max_len:
-        raise ValueError(
-            f"the cache is full: it holds {cache.max_len} positions, {cache.length} are used and "
-            f"{k.size(2)} more were appended"
-        )
-
-
-def _check_decode_step(mha, x_t, cache):
-    """Reads only mha.w_q (d_model); the number of heads H is the cache's, cache.keys.size(1)."""
-    d_model = mha.w_q.in_features
-    _check_tensor(x_t, "x_t", min_dim=0)
-    if x_t.dim() != 3 or x_t.size(1) != 1 or x_t.size(2) != d_model:
-        raise ValueError(
-            f"x_t must be one new token per sequence, [B, 1, d_model={d_model}], got shape "
-            f"{tuple(x_t.shape)}: decode_step takes the tokens one at a time"
-        )
-    batch, n_heads, _, d_head = cache.keys.shape
-    if batch != x_t.size(0) or n_heads * d_head != d_model:
-        raise ValueError(
-            f"the cache must be [B={x_t.size(0)}, H, max_len, d_head] with H * d_head = d_model={d_model} for "
-            f"x_t {tuple(x_t.shape)} and this module, got cache.keys {tuple(cache.keys.shape)}"
-        )
-
 
 class KVCache:
     """The keys and values of the positions decoded so far, for one attention layer.
@@ -447,3 +278,174 @@ def decode_step(mha, x_t, cache):
     # Hint: no causal mask here. The new token is the LAST position, so it may see every cached key;
     # is_causal=True with one query is top-left aligned and would let it see key 0 only.
     raise NotImplementedError("decode_step is not implemented yet")
+
+
+# ---------------------------------------------------------------------------------------------
+# Given: input checks and helpers the tasks call. They turn bad input into a clear ValueError
+# instead of a deep torch error; you need not change them.
+# ---------------------------------------------------------------------------------------------
+
+def _check_tensor(x, name, min_dim=2):
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() < min_dim:
+        raise ValueError(f"{name} must have at least {min_dim} dims, got shape {tuple(x.shape)}")
+
+
+def _check_qk(q, k):
+    _check_tensor(q, "q")
+    _check_tensor(k, "k")
+    if q.dtype != k.dtype:
+        raise ValueError(f"q and k must have the same dtype, got q {q.dtype} and k {k.dtype}")
+    if q.size(-1) != k.size(-1):
+        raise ValueError(
+            f"q and k must have the same last dim (features per head), got q {tuple(q.shape)} "
+            f"and k {tuple(k.shape)}"
+        )
+
+
+def _check_qkv(q, k, v):
+    _check_qk(q, k)
+    _check_tensor(v, "v")
+    if v.dtype != q.dtype:
+        raise ValueError(f"v must have the dtype of q and k, {q.dtype}, got v {v.dtype}")
+    if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
+        raise ValueError(
+            f"q, k and v must have the same leading (batch) dims, got q {tuple(q.shape)}, "
+            f"k {tuple(k.shape)} and v {tuple(v.shape)}"
+        )
+    if k.size(-2) != v.size(-2):
+        raise ValueError(
+            f"k and v must have the same number of positions Tk (dim -2), got k {tuple(k.shape)} "
+            f"and v {tuple(v.shape)}"
+        )
+
+
+def _check_mask(mask, scores):
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
+    if mask.dtype != torch.bool and mask.dtype != scores.dtype:
+        raise ValueError(
+            f"mask must be bool (True = allowed) or floating with the scores' dtype {scores.dtype} "
+            f"(added to the scores), got {mask.dtype}"
+        )
+    try:
+        broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != scores.shape:
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
+            f"{tuple(scores.shape)} ([..., Tq, Tk])"
+        )
+
+
+def _check_mask_for(mask, q, k):
+    """_check_mask against the scores of q and k ([..., Tq, Tk], q's dtype) without computing them."""
+    scores_like = q.new_empty(()).expand(*q.shape[:-1], k.size(-2))  # (..., Tq, Tk), no memory
+    _check_mask(mask, scores_like)
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_seq_len(seq_len):
+    if not _is_int(seq_len) or seq_len < 0:
+        raise ValueError(f"seq_len must be a non-negative int, got {seq_len!r}")
+
+
+def _check_n_heads(d_model, n_heads):
+    if not _is_int(n_heads) or n_heads <= 0:
+        raise ValueError(f"n_heads must be a positive int, got {n_heads!r}")
+
+
+def _check_mha_inputs(query, key, value, d_model):
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        _check_tensor(x, name, min_dim=0)
+        if x.dim() != 3 or x.size(-1) != d_model:
+            raise ValueError(f"{name} must be [B, T, d_model={d_model}], got shape {tuple(x.shape)}")
+    if not query.size(0) == key.size(0) == value.size(0):
+        raise ValueError(
+            f"query, key and value must have the same batch size B (dim 0), got query {tuple(query.shape)}, "
+            f"key {tuple(key.shape)} and value {tuple(value.shape)}"
+        )
+    if key.size(1) != value.size(1):
+        raise ValueError(
+            f"key and value must have the same number of positions Tk (dim 1), got key {tuple(key.shape)} "
+            f"and value {tuple(value.shape)}"
+        )
+
+
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def _in_float32(q, k, v, mask):
+    """q, k, v and a floating mask in float32, for half-precision inputs (float16 overflows past 65504)."""
+    if mask is not None:
+        _check_mask_for(mask, q, k)
+        mask = mask if mask.dtype == torch.bool else mask.float()
+    return q.float(), k.float(), v.float(), mask
+
+
+def _check_tiled(query, key, value, mask, block_size):
+    _check_qkv(query, key, value)
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0:
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    if mask is not None:
+        _check_mask_for(mask, query, key)
+    inputs = {"q": query, "k": key, "v": value, "mask": mask}
+    needing_grad = [name for name, x in inputs.items() if x is not None and x.requires_grad]
+    if needing_grad and torch.is_grad_enabled():
+        raise ValueError(
+            f"tiled_attention is inference-only (it updates its running tensors in place, which autograd "
+            f"cannot differentiate), but requires_grad is set on {', '.join(needing_grad)}: call it under "
+            f"torch.no_grad() or with detached tensors, and train with scaled_dot_product_attention"
+        )
+
+
+def _mask_block(mask, first_row, start, end):
+    """The part of a mask (broadcastable to [..., Tq, Tk]) for queries first_row: and keys start:end."""
+    if mask.dim() >= 1 and mask.size(-1) != 1:
+        mask = mask[..., start:end]  # (..., Tq or 1, blk)
+    if mask.dim() >= 2 and mask.size(-2) != 1:
+        mask = mask[..., first_row:, :]  # (..., Tq - first_row, blk)
+    return mask
+
+
+def _check_append(cache, k, v):
+    batch, n_heads, _, d_head = cache.keys.shape
+    for name, x in (("k", k), ("v", v)):
+        _check_tensor(x, name, min_dim=0)
+        if x.dim() != 4 or (x.size(0), x.size(1), x.size(3)) != (batch, n_heads, d_head):
+            raise ValueError(
+                f"{name} must be [B={batch}, H={n_heads}, T_new, d_head={d_head}] to fit the cache, "
+                f"got shape {tuple(x.shape)}"
+            )
+    if k.size(2) != v.size(2):
+        raise ValueError(
+            f"k and v must hold the same number of new positions T_new (dim 2), got k {tuple(k.shape)} "
+            f"and v {tuple(v.shape)}"
+        )
+    if cache.length + k.size(2) > cache.max_len:
+        raise ValueError(
+            f"the cache is full: it holds {cache.max_len} positions, {cache.length} are used and "
+            f"{k.size(2)} more were appended"
+        )
+
+
+def _check_decode_step(mha, x_t, cache):
+    """Reads only mha.w_q (d_model); the number of heads H is the cache's, cache.keys.size(1)."""
+    d_model = mha.w_q.in_features
+    _check_tensor(x_t, "x_t", min_dim=0)
+    if x_t.dim() != 3 or x_t.size(1) != 1 or x_t.size(2) != d_model:
+        raise ValueError(
+            f"x_t must be one new token per sequence, [B, 1, d_model={d_model}], got shape "
+            f"{tuple(x_t.shape)}: decode_step takes the tokens one at a time"
+        )
+    batch, n_heads, _, d_head = cache.keys.shape
+    if batch != x_t.size(0) or n_heads * d_head != d_model:
+        raise ValueError(
+            f"the cache must be [B={x_t.size(0)}, H, max_len, d_head] with H * d_head = d_model={d_model} for "
+            f"x_t {tuple(x_t.shape)} and this module, got cache.keys {tuple(cache.keys.shape)}"
+        )

@@ -34,7 +34,7 @@ def mutant(name, task, public, description, *edits, exclusive=False, cause=None)
 
 
 # Lines of the reference that several mutants edit.
-SCALE_Q = "    q = q * scale  # (..., Tq, d): Tq * d multiplications, where scaling the scores takes Tq * Tk\n"
+SCALE_Q = "    q = q * scale  # (..., Tq, d)\n"
 DEFAULT_SCALE = "        scale = 1.0 / math.sqrt(max(q.size(-1), 1))  # d = 0: every score is an empty sum, 0\n" + SCALE_Q
 BOOL_FILL = '            scores = torch.where(mask, scores, float("-inf"))  # (..., Tq, Tk)'
 FLOAT_ADD = "            scores = scores + mask  # (..., Tq, Tk)"

@@ -24,7 +24,7 @@ from tests.mutants.catalogue import (
 SCORES_BODY = '''\
     if scale is None:
         scale = 1.0 / math.sqrt(max(q.size(-1), 1))  # d = 0: every score is an empty sum, 0
-    q = q * scale  # (..., Tq, d): Tq * d multiplications, where scaling the scores takes Tq * Tk
+    q = q * scale  # (..., Tq, d)
     return q @ k.transpose(-2, -1)  # (..., Tq, Tk)
 '''
 MASK_BODY = '''\
