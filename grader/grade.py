@@ -5,6 +5,7 @@ from pathlib import Path
 from grader.capabilities import refusal, scan
 from grader.launch import PLAIN, Launcher
 from grader.paths import ASSIGNMENT, IMPL_NAME, find_impl
+from grader.records import TestRecord
 from grader.report import Flag, FlagKind, Report, Status
 from grader.run import GraderError, RawRun, collect_manifest, run_pytest, suite_paths
 from grader.sandbox.policy import Limits
@@ -23,7 +24,7 @@ def missing_report(path: str | Path, suite: str, tests_dir: str | Path | None = 
     if run.manifest is None:
         raise GraderError(f"pytest could not collect the {suite} suite under {tests_dir}")
     message = message or f"no {IMPL_NAME} found in {path}: submit the file named exactly {IMPL_NAME}"
-    run.results = {meta["id"]: {"status": Status.ERROR.value, "message": message} for meta in run.manifest}
+    run.results = {meta.id: TestRecord(meta.id, Status.ERROR, message) for meta in run.manifest}
     run.flags.append(flag)
     return build_report(run)
 

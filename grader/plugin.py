@@ -17,6 +17,7 @@ import pytest
 
 from grader.handover import HANDOVER, Handover
 from grader.paths import ASSIGNMENT, REPO, SUITES, Env, find_impl
+from grader.records import TestMeta, TestRecord
 from grader.report import NOT_IMPLEMENTED_WORDS, Status
 from grader.sandbox.errors import RaisedInSubmission, SandboxFailed, SubmissionError
 from grader.sandbox.proxy import Submission
@@ -73,36 +74,35 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         reporter.stream.close()
 
 
-def test_meta(item: pytest.Item) -> dict[str, Any]:
+def test_meta(item: pytest.Item) -> TestMeta:
     task = item.get_closest_marker("task")
     points = item.get_closest_marker("points")
     path = Path(str(item.fspath))
-    suite = path.parent.name
     function = getattr(item, "function", None)
-    return {
-        "id": item.nodeid,
-        "name": item.name,
-        "task": task.args[0] if task else None,
-        "points": points.args[0] if points else 0,
-        "suite": suite,
-        "doc": " ".join(((function.__doc__ if function else None) or "").split()),
-        "file": str(path.relative_to(REPO)) if REPO in path.parents else str(path),
-        "line": (item.location[1] or 0) + 1,
-    }
+    return TestMeta(
+        id=item.nodeid,
+        name=item.name,
+        task=task.args[0] if task else "",
+        points=points.args[0] if points else 0,
+        suite=path.parent.name,
+        doc=" ".join(((function.__doc__ if function else None) or "").split()),
+        file=str(path.relative_to(REPO)) if REPO in path.parents else str(path),
+        line=(item.location[1] or 0) + 1,
+    )
 
 
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    graded = [meta for meta in map(test_meta, items) if meta["suite"] in SUITES]
+    graded = [meta for meta in map(test_meta, items) if meta.suite in SUITES]
     for meta in graded:
-        if meta["task"] not in BY_ID:
-            raise pytest.UsageError(f"{meta['id']} needs @pytest.mark.task with one of {sorted(BY_ID)}")
-        if not meta["points"]:
-            raise pytest.UsageError(f"{meta['id']} needs @pytest.mark.points(n)")
+        if meta.task not in BY_ID:
+            raise pytest.UsageError(f"{meta.id} needs @pytest.mark.task with one of {sorted(BY_ID)}")
+        if not meta.points:
+            raise pytest.UsageError(f"{meta.id} needs @pytest.mark.points(n)")
     reporter = _STATE.get("reporter")
     if reporter:
-        reporter.send({"kind": "collected", "tests": graded})
+        reporter.send({"kind": "collected", "tests": [meta.to_json() for meta in graded]})
 
 
 @pytest.fixture(scope="session")
@@ -223,15 +223,15 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if records:
         failures = [(s, m) for s, m in records if s is not Status.PASSED]
         status, message = failures[0] if failures else (Status.PASSED, "")
-    reporter.send({
-        "kind": "result",
-        "id": item.nodeid,
-        "status": status.value,
-        "message": message[:3000],
-        "duration": round(time.perf_counter() - started, 4),
-        "flags": list(getattr(submission, "flags", None) or []),
-        "output": _printed_since(submission, log_offset) if submission is not None else "",
-    })
+    record = TestRecord(
+        id=item.nodeid,
+        status=status,
+        message=message[:3000],
+        duration=round(time.perf_counter() - started, 4),
+        flags=list(getattr(submission, "flags", None) or []),
+        output=_printed_since(submission, log_offset) if submission is not None else "",
+    )
+    reporter.send({"kind": "result", **record.to_json()})
 
 
 # -- pytest-json-report: its per-test records, with our task and points as metadata, travel signed ---
@@ -241,7 +241,7 @@ def pytest_json_runtest_metadata(item: pytest.Item, call: pytest.CallInfo[None])
     if call.when != "call":
         return {}
     meta = test_meta(item)
-    return {"task": meta["task"], "points": meta["points"], "suite": meta["suite"]}
+    return {"task": meta.task, "points": meta.points, "suite": meta.suite}
 
 
 @pytest.hookimpl(optionalhook=True)

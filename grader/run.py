@@ -22,6 +22,7 @@ from typing import Any
 from grader.handover import Handover
 from grader.launch import PLAIN, Launcher
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, scrubbed, suite_names
+from grader.records import TestMeta, TestRecord
 from grader.report import CUT_SHORT_TEXT, Flag, FlagKind
 from grader.sandbox.isolation import level, make_undumpable, read_tail
 from grader.sandbox.policy import Limits, limits_from
@@ -36,8 +37,8 @@ class GraderError(RuntimeError):
 class RawRun:
     impl: str
     suites: tuple
-    manifest: list[dict[str, Any]] | None = None
-    results: dict = field(default_factory=dict)
+    manifest: list[TestMeta] | None = None
+    results: dict[str, TestRecord] = field(default_factory=dict)
     flags: list[Flag] = field(default_factory=list)
     log: str = ""
     elapsed: float = 0.0
@@ -125,9 +126,9 @@ def collect(run: RawRun, process: Any, report_fd: int, key: bytes, deadline: flo
             if not ok:
                 unsigned += 1
             elif record["kind"] == "collected" and run.manifest is None:
-                run.manifest = record["tests"]
+                run.manifest = [TestMeta.from_json(test) for test in record["tests"]]
             elif record["kind"] == "result":
-                run.results.setdefault(record["id"], record)
+                run.results.setdefault(record["id"], TestRecord.from_json(record))
             elif record["kind"] == "pytest-json" and run.pytest_json is None:
                 run.pytest_json = record["report"]
             elif record["kind"] == "grader-error" and run.grader_error is None:
@@ -227,7 +228,7 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     return run
 
 
-def collect_manifest(tests_dir: Path, names: tuple[str, ...], impl: str | Path) -> list[dict[str, Any]] | None:
+def collect_manifest(tests_dir: Path, names: tuple[str, ...], impl: str | Path) -> list[TestMeta] | None:
     """The suite's tests and points from a collect-only run that starts no worker."""
     process, report_read, key = _start_pytest(tests_dir, names, impl, ["--collect-only"],
                                               handover=Handover(collect_only=True))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from grader.report import Flag, Report, Status, TestResult, make_report
 
 if TYPE_CHECKING:
+    from grader.records import TestMeta, TestRecord
     from grader.run import RawRun
 
 MISSING = "no result: the run stopped before this test finished (a crash, os._exit, or the time limit)"
@@ -46,27 +47,27 @@ def clean_all(value: Any) -> Any:
     return value
 
 
-def _test_result(meta: dict[str, Any], result: dict[str, Any] | None, timed_out: bool) -> TestResult:
+def _test_result(meta: TestMeta, result: TestRecord | None, timed_out: bool) -> TestResult:
     if result is None:
         status, message = (Status.TIMEOUT, OUT_OF_TIME) if timed_out else (Status.ERROR, MISSING)
     else:
-        status, message = Status(result["status"]), clean(result["message"])
-    points = float(meta["points"])
+        status, message = result.status, clean(result.message)
+    points = float(meta.points)
     return TestResult(
-        id=meta["id"], name=meta["name"], task=meta["task"], suite=meta["suite"], status=status, message=message,
+        id=meta.id, name=meta.name, task=meta.task, suite=meta.suite, status=status, message=message,
         score=points if status is Status.PASSED else 0.0, max_score=points,
-        doc=meta.get("doc", ""), file=meta.get("file", ""), line=meta.get("line", 0),
-        output=clean(result.get("output", "")) if result else "",
+        doc=meta.doc, file=meta.file, line=meta.line,
+        output=clean(result.output) if result else "",
     )
 
 
 def build_report(run: RawRun) -> Report:
     if run.manifest is None:
         raise ValueError("build_report needs the run's test list: run.manifest is None")
-    tests = [_test_result(meta, run.results.get(meta["id"]), run.timed_out) for meta in run.manifest]
+    tests = [_test_result(meta, run.results.get(meta.id), run.timed_out) for meta in run.manifest]
     flags = [Flag(flag.kind, clean(flag.text)) for flag in run.flags]
     for result in run.results.values():
-        for text in result.get("flags", []):
+        for text in result.flags:
             flag = Flag.from_json(clean(text))
             if flag not in flags:
                 flags.append(flag)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader.paths import ASSIGNMENT, SOLUTION_FILE, STUB_FILE, SUITES, TESTS
 from grader.report import Report
@@ -51,8 +51,43 @@ NAMED_FLOOR = 0.92  # of all mutants, named by a Likely cause line of the public
 SECOND_STYLE_CAUGHT_FLOOR = 0.95  # of the second-style mutants, caught by the public suite (44/44 on 1 Dec)
 SECOND_STYLE_NAMED_FLOOR = 0.95  # of the second-style mutants, named by the public suite (44/44 on 1 Dec)
 
-Tasks = dict[str, dict[str, Any]]  # one suite's result for one attention.py (see grading below)
-Cause = tuple[str, str, str]  # (suite, test, a Likely cause line)
+
+
+class TestLine(NamedTuple):
+    """A line of one test's message: the first one of a failure, or a "Likely cause: ..." line."""
+
+    test: str
+    status: str
+    line: str
+
+
+@dataclass
+class TaskOutcome:
+    """One task's result in one suite, for one attention.py."""
+
+    points: float = 0.0  # available
+    lost: float = 0.0
+    failed: list[TestLine] = field(default_factory=list)
+    causes: list[TestLine] = field(default_factory=list)
+
+    @property
+    def earned(self) -> float:
+        return self.points - self.lost
+
+    def to_json(self) -> dict[str, Any]:
+        return {"points": self.points, "lost": self.lost, "failed": [list(item) for item in self.failed],
+                "causes": [list(item) for item in self.causes]}
+
+
+class Cause(NamedTuple):
+    """A Likely cause line, and where it was printed."""
+
+    suite: str
+    test: str
+    line: str
+
+
+Tasks = dict[str, TaskOutcome]  # one suite's result for one attention.py, by task id
 
 
 class CatalogueError(Exception):
@@ -135,9 +170,6 @@ def materialize_degenerates(dest_dir: str | Path, chosen: Iterable[Degenerate]) 
 
 
 # -- grading ---------------------------------------------------------------------------------
-# A suite's result for one attention.py is {task: {"lost": points, "points": available,
-# "failed": [[test name, status, first line of its message], ...],
-# "causes": [[test name, status, a "Likely cause: ..." line of its message], ...]}}.
 
 def likely_causes(message: str | None) -> list[str]:
     """The lines of a test's message that start with "Likely cause:"."""
@@ -150,14 +182,14 @@ def split_report(report: Report) -> dict[str, Tasks]:
     suites: dict[str, Tasks] = {}
     for test in report.tests:
         tasks = suites.setdefault(test.suite, {})
-        entry = tasks.setdefault(test.task, {"lost": 0.0, "points": 0.0, "failed": [], "causes": []})
-        entry["points"] += test.max_score
-        entry["lost"] += test.max_score - test.score
+        entry = tasks.setdefault(test.task, TaskOutcome())
+        entry.points += test.max_score
+        entry.lost += test.max_score - test.score
         message = test.message or ""
         status = test.status.reported
         if not test.passed:
-            entry["failed"].append([test.name, status, message.strip().split("\n")[0]])
-        entry["causes"].extend([test.name, status, line] for line in likely_causes(message))
+            entry.failed.append(TestLine(test.name, status, message.strip().split("\n")[0]))
+        entry.causes.extend(TestLine(test.name, status, line) for line in likely_causes(message))
     return suites
 
 
@@ -184,13 +216,12 @@ def grader_suites(impl_dir: str | Path, suites: Sequence[str], timeout: float = 
 
 def lost(tasks: Tasks | None) -> dict[str, float]:
     """{task: points lost} for the tasks that lost any."""
-    return {task: entry["lost"] for task, entry in (tasks or {}).items() if entry["lost"]}
+    return {task: entry.lost for task, entry in (tasks or {}).items() if entry.lost}
 
 
 def earned(tasks: Tasks | None) -> dict[str, float]:
     """{task: points earned} for the tasks that earned any."""
-    return {task: entry["points"] - entry["lost"] for task, entry in (tasks or {}).items()
-            if entry["points"] - entry["lost"]}
+    return {task: entry.earned for task, entry in (tasks or {}).items() if entry.earned}
 
 
 def problems_in(mutant: Mutant, suite: str, tasks: Tasks) -> list[str]:
@@ -227,8 +258,8 @@ def names_cause(line: str, cause: str | None) -> bool:
 def diagnosis(mutant: Mutant, public: Tasks | None) -> tuple[bool, str | None]:
     """(named, line): whether a failing public test of the mutant's task names its cause, and the
     Likely cause line to show (the naming one, else the first one, else None)."""
-    entry = (public or {}).get(mutant.task, {})
-    lines = [line for _, status, line in entry.get("causes", []) if status != "passed"]
+    entry = (public or {}).get(mutant.task, TaskOutcome())
+    lines = [cause.line for cause in entry.causes if cause.status != "passed"]
     naming = [line for line in lines if names_cause(line, mutant.cause)]
     if naming:
         return True, naming[0]
@@ -237,15 +268,15 @@ def diagnosis(mutant: Mutant, public: Tasks | None) -> tuple[bool, str | None]:
 
 def all_causes(by_suite: Mapping[str, Tasks | None]) -> list[Cause]:
     """[(suite, test, line)] for every Likely cause line of every graded suite."""
-    return [(suite, test, line) for suite, tasks in by_suite.items() for entry in (tasks or {}).values()
-            for test, _, line in entry.get("causes", [])]
+    return [Cause(suite, cause.test, cause.line) for suite, tasks in by_suite.items()
+            for entry in (tasks or {}).values() for cause in entry.causes]
 
 
 def wrong_diagnoses(mutant: Mutant, by_suite: Mapping[str, Tasks]) -> list[Cause]:
     """The Likely cause lines that do not hold the mutant's cause ([] when the catalogue gives none)."""
     if mutant.cause is None:
         return []
-    return [item for item in all_causes(by_suite) if not names_cause(item[2], mutant.cause)]
+    return [item for item in all_causes(by_suite) if not names_cause(item.line, mutant.cause)]
 
 
 def unearned_points(name: str, by_suite: Mapping[str, Tasks], allowed: frozenset[str] = frozenset()) -> list[str]:
@@ -338,10 +369,10 @@ def describe(tasks: Tasks | None, own: str | None = None) -> str:
     """'sdpa 8/8, mha 3/8' for the tasks that lost points; the mutant's own task first."""
     if tasks is None:
         return "-"
-    if tasks and all(entry["lost"] == entry["points"] for entry in tasks.values()):
-        return f"everything ({sum(entry['points'] for entry in tasks.values()):g} points)"
+    if tasks and all(entry.lost == entry.points for entry in tasks.values()):
+        return f"everything ({sum(entry.points for entry in tasks.values()):g} points)"
     items = sorted(lost(tasks).items(), key=lambda kv: (kv[0] != own, task_order(kv[0])))
-    return ", ".join(f"{task} {points:g}/{tasks[task]['points']:g}" for task, points in items) or "none"
+    return ", ".join(f"{task} {points:g}/{tasks[task].points:g}" for task, points in items) or "none"
 
 
 def describe_earned(tasks: Tasks | None) -> str:
@@ -349,7 +380,7 @@ def describe_earned(tasks: Tasks | None) -> str:
     if tasks is None:
         return "-"
     items = sorted(earned(tasks).items(), key=lambda kv: task_order(kv[0]))
-    return ", ".join(f"{task} {points:g}/{tasks[task]['points']:g}" for task, points in items) or "nothing"
+    return ", ".join(f"{task} {points:g}/{tasks[task].points:g}" for task, points in items) or "nothing"
 
 
 def yes_no(flag: bool | None) -> str:
@@ -379,7 +410,7 @@ def print_table(rows: Sequence[Row], degenerates: Sequence[tuple[Degenerate, lis
         if verbose or row.status == "MISSED":
             for suite in suites:
                 for task, entry in sorted((get(mutant.name, suite) or {}).items()):
-                    for test, outcome, message in entry["failed"]:
+                    for test, outcome, message in entry.failed:
                         print(f"      {suite}/{task}: {test} [{outcome}] {message[:150]}")
     if degenerates:
         print(f"\n{'degenerate':<{width}} {'may earn':<16} "
@@ -548,7 +579,8 @@ def write_json(path: str | Path, suites: Sequence[str], results: Mapping[tuple[s
                errors: Mapping[tuple[str, str], str], failures: Sequence[str]) -> None:
     Path(path).write_text(json.dumps({
         "suites": list(suites),
-        "results": {f"{name}:{suite}": tasks for (name, suite), tasks in results.items()},
+        "results": {f"{name}:{suite}": {task: entry.to_json() for task, entry in tasks.items()}
+                    for (name, suite), tasks in results.items()},
         "mutants": [{
             "name": row.mutant.name, "task": row.mutant.task, "public": row.mutant.public,
             "verdict": row.status, "why": row.why, "caught_public": row.caught_public,

@@ -11,6 +11,7 @@ from grader.cli import build_parser
 from grader.formats import RENDERERS
 from grader.grade import grade
 from grader.paths import REPO
+from grader.records import TestMeta, TestRecord
 from grader.report import Status
 from grader.run import RawRun
 from grader.score import build_report
@@ -35,9 +36,9 @@ def fake_report(outcomes, suite="public", bonus=None):
     run.manifest, run.results = [], {}
     for number, (task, points, status, message) in enumerate(outcomes + (bonus or [])):
         test_id = f"tests/{suite}/test_{task}.py::test_{number}"
-        run.manifest.append({"id": test_id, "name": f"test_{number}", "task": task, "points": points,
-                             "suite": suite, "doc": f"checks {number}"})
-        run.results[test_id] = {"status": status, "message": message, "flags": []}
+        run.manifest.append(TestMeta(id=test_id, name=f"test_{number}", task=task, points=points, suite=suite,
+                                     doc=f"checks {number}"))
+        run.results[test_id] = TestRecord(test_id, Status(status), message)
     return build_report(run)
 
 

@@ -123,11 +123,11 @@ def tasks(lose=(), causes=None, earn=()):
     for task in TASKS:
         losing = task.id in lose or (lose == "all" and task.id not in earn)
         lines = (causes or {}).get(task.id, [])
-        entries[task.id] = {
-            "lost": task.points if losing else 0, "points": task.points,
-            "failed": [["test_x", "failed", "wrong"]] if losing or lines else [],
-            "causes": [["test_x", "failed", line] for line in lines],
-        }
+        entries[task.id] = mutants.TaskOutcome(
+            lost=task.points if losing else 0, points=task.points,
+            failed=[mutants.TestLine("test_x", "failed", "wrong")] if losing or lines else [],
+            causes=[mutants.TestLine("test_x", "failed", line) for line in lines],
+        )
     return entries
 
 
@@ -149,9 +149,9 @@ def test_one_report_of_both_suites_is_split_by_each_tests_suite():
                          "attention.py")
     split = mutants.split_report(report)
     assert set(split) == {"public", "hidden"}
-    assert split["public"]["scores"]["lost"] == 2.0 and split["public"]["scores"]["points"] == 4.0
-    assert split["public"]["scores"]["causes"] == [["test_public_scores", "failed", "Likely cause: no scale"]]
-    assert split["hidden"]["sdpa"]["failed"] == [["test_hidden_sdpa", "failed", "bad"]]
+    assert split["public"]["scores"].lost == 2.0 and split["public"]["scores"].points == 4.0
+    assert split["public"]["scores"].causes == [("test_public_scores", "failed", "Likely cause: no scale")]
+    assert split["hidden"]["sdpa"].failed == [("test_hidden_sdpa", "failed", "bad")]
     assert mutants.lost(split["hidden"]) == {"sdpa": 2.0}
 
 

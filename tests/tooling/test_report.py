@@ -10,6 +10,7 @@ import grader.score
 from grader import gradescope, plugin
 from grader.formats import RENDERERS, summary
 from grader.grade import missing_report
+from grader.records import TestMeta, TestRecord
 from grader.report import NOT_IMPLEMENTED_WORDS, Flag, FlagKind, Report, Status, TestResult, make_report
 from grader.run import RawRun
 from grader.sandbox.errors import RaisedInSubmission, SubmissionCrashed, SubmissionTimeout
@@ -112,8 +113,8 @@ def factory_calls(monkeypatch):
 
 def test_a_graded_run_is_built_by_the_factory(factory_calls):
     run = RawRun(impl="attention.py", suites=("public",), manifest=[
-        {"id": "t::a", "name": "a", "task": "sdpa", "points": 2, "suite": "public"}])
-    run.results = {"t::a": {"status": "not_implemented", "message": "sdpa is not implemented yet"}}
+        TestMeta(id="t::a", name="a", task="sdpa", points=2, suite="public")])
+    run.results = {"t::a": TestRecord("t::a", Status.NOT_IMPLEMENTED, "sdpa is not implemented yet")}
     report = build_report(run)
     assert factory_calls == [report] and report.tests[0].status is Status.NOT_IMPLEMENTED
 

@@ -2,10 +2,15 @@
 grader hands its pytest child is one typed value (grader.handover)."""
 
 import ast
+import json
 from pathlib import Path
+
+import pytest
 
 from grader.handover import Handover
 from grader.paths import GRADER, INSTRUCTOR, Env
+from grader.records import TestMeta, TestRecord
+from grader.report import Status
 from grader.sandbox.policy import Limits
 
 ENVIRON_WRITERS = {"update", "pop", "clear", "setdefault", "popitem", "__setitem__", "__delitem__"}
@@ -80,3 +85,22 @@ def test_a_plain_pytest_run_gets_the_default_limits_with_the_overrides_of_its_en
     handover = Handover.from_environ({Env.CALL_TIMEOUT: "9"})
     assert handover.limits == Limits(call_seconds=9.0)
     assert (handover.report_fd, handover.key_fd, handover.level) == (None, None, None)
+
+
+def test_a_collected_test_and_its_result_travel_as_typed_records():
+    meta = TestMeta(id="tests/public/test_sdpa.py::test_x", name="test_x", task="sdpa", points=2.0, suite="public",
+                    doc="checks x", file="tests/public/test_sdpa.py", line=12)
+    record = TestRecord(meta.id, Status.NOT_IMPLEMENTED, "sdpa: not implemented yet", 0.5, ["flag"], "printed")
+    assert TestMeta.from_json(json.loads(json.dumps(meta.to_json()))) == meta
+    assert TestRecord.from_json(json.loads(json.dumps(record.to_json()))) == record
+
+
+def test_a_stub_left_as_given_travels_as_its_own_status_not_as_words_in_the_message():
+    record = TestRecord("t", Status.NOT_IMPLEMENTED, "anything at all")
+    assert record.to_json()["status"] == "not_implemented"
+    assert TestRecord.from_json(record.to_json()).status is Status.NOT_IMPLEMENTED
+
+
+def test_a_record_missing_a_field_is_refused_whole():
+    with pytest.raises(KeyError):
+        TestMeta.from_json({"id": "t", "name": "t", "task": "sdpa", "suite": "public"})
