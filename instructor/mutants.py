@@ -34,10 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from grader.launch import PLAIN, Launcher
 from grader.paths import ASSIGNMENT, SOLUTION_FILE, STUB_FILE, SUITES, TESTS
 from grader.report import Report
 from grader.tasks import BY_ID, TASKS, task_order
 from instructor.anchors import definition_spans, replace_code
+from instructor.warm import warm_launcher
 from tests.mutants.bonus import BONUS
 from tests.mutants.catalogue import CATALOGUE, Mutant
 from tests.mutants.degenerate import Degenerate, degenerates
@@ -194,14 +196,15 @@ def split_report(report: Report) -> dict[str, Tasks]:
 
 
 def grader_suites(impl_dir: str | Path, suites: Sequence[str], timeout: float = 900.0,
-                  attempts: int = 2) -> dict[str, Tasks]:
-    """{suite: tasks} for suites, from one run of the grader itself (`--suite all` for both)."""
+                  attempts: int = 2, launcher: Launcher = PLAIN) -> dict[str, Tasks]:
+    """{suite: tasks} for suites, from one run of the grader itself (`--suite all` for both), started by
+    launcher (grade_all passes batch's warm one: the same grades, from processes that imported torch once)."""
     from grader.grade import grade
     from grader.score import MISSING
 
     suite = suites[0] if len(suites) == 1 else "all"
     for _ in range(attempts):
-        report = grade(impl_dir, suite, timeout=timeout)
+        report = grade(impl_dir, suite, timeout=timeout, launcher=launcher)
         if any(test.message != MISSING for test in report.tests):
             break
     else:  # not one test reported back: the run itself failed, the submission was never graded
@@ -476,9 +479,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def grade_all(targets: Sequence[tuple[str, Path]], suites: Sequence[str],
               jobs: int) -> tuple[dict[tuple[str, str], Tasks], dict[tuple[str, str], str]]:
-    """{(name, suite): tasks} for [(name, folder)] x suites, one grading per target, `jobs` at a time."""
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {name: pool.submit(grader_suites, folder, suites) for name, folder in targets}
+    """{(name, suite): tasks} for [(name, folder)] x suites, one grading per target, `jobs` at a time, through
+    batch's warm launcher (instructor.warm), each worker's view hiding every target's folder."""
+    hide = tuple(sorted({str(Path(folder).resolve().parent) for _, folder in targets}))
+    with warm_launcher(hide) as launcher, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {name: pool.submit(grader_suites, folder, suites, launcher=launcher) for name, folder in targets}
         results: dict[tuple[str, str], Tasks] = {}
         errors: dict[tuple[str, str], str] = {}
         for number, (name, future) in enumerate(futures.items(), 1):

@@ -1,11 +1,13 @@
 """The mutation check's logic, on fake reports (fast). The slow full run is `make mutants`."""
 
 import ast
+import contextlib
 import json
 import re
 
 import pytest
 
+from grader.launch import PLAIN
 from grader.report import Status, TestResult, make_report
 from grader.tasks import TASKS
 from instructor import cli as instructor_cli
@@ -18,9 +20,11 @@ ALL = CATALOGUE + BONUS
 
 
 @pytest.fixture(autouse=True)
-def first_style_only(monkeypatch):
-    """The fake-backend runs below judge the first catalogue; the second style has tests of its own."""
+def first_style_and_no_servers(monkeypatch):
+    """The fake-backend runs below judge the first catalogue (the second style has tests of its own) and start
+    no warm server."""
     monkeypatch.setattr(mutants, "second_style", lambda: ())
+    monkeypatch.setattr(mutants, "warm_launcher", lambda hide: contextlib.nullcontext(PLAIN))  # no servers for fakes
 STUBS = (mutants.STUBS / "attention.py").read_text()
 DEGENERATES = mutants.degenerate_submissions()
 TASK_IDS = {task.id for task in TASKS}
@@ -219,7 +223,7 @@ def fake_backend(outcomes):
     """A grading backend returning canned {suite: tasks} instead of running the suites.
 
     outcomes: {name: tasks(...) for both suites, or an Exception}; names not listed lose everything."""
-    def run(folder, suites):
+    def run(folder, suites, launcher=None):
         special = {mutants.REFERENCE.parent: "reference", mutants.STUBS: "stubs"}
         name = special.get(folder, folder.name)
         outcome = outcomes.get(name, tasks("all"))
