@@ -2,9 +2,11 @@
 
 One sequence for every start, plain or forked by batch's zygote: join the cgroups, build the view
 (grader.sandbox.view), mount the worker's scratch, copy attention.py into it, then fork the worker, which
-takes its own uid, its limits and no privileges before grader.sandbox.worker runs.
+takes its own uid, its limits, no privileges and its system-call filter (grader.sandbox.seccomp) before
+grader.sandbox.worker runs.
 """
 
+import errno
 import json
 import os
 import signal
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from grader.paths import IMPL_NAME
-from grader.sandbox import cgroups, linux
+from grader.sandbox import cgroups, linux, seccomp
 from grader.sandbox.policy import MB, Limits
 from grader.sandbox.view import HOME, View, build, mount_scratch
 
@@ -61,6 +63,7 @@ def become_worker(config: dict, impl_copy: Path, home: Path) -> NoReturn:
         linux.drop_capabilities()
     linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
     linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+    filter_system_calls()
     fd = config["fd"]
     os.closerange(3, fd)
     os.closerange(fd + 1, 65536)
@@ -70,6 +73,18 @@ def become_worker(config: dict, impl_copy: Path, home: Path) -> NoReturn:
 
     worker.main([str(fd), str(impl_copy), config["warm"], str(limits.address_space_mb)])
     os._exit(0)
+
+
+def filter_system_calls() -> None:
+    """The seccomp filter (grader.sandbox.seccomp), where this kernel and architecture have it; a kernel
+    without seccomp filters leaves the other layers, and says so in the worker's log."""
+    try:
+        if not seccomp.install():
+            print("sandbox: no system-call filter for this architecture", file=sys.stderr, flush=True)
+    except OSError as error:
+        if error.errno not in (errno.EINVAL, errno.ENOSYS):
+            raise
+        print(f"sandbox: this kernel has no seccomp filters ({error})", file=sys.stderr, flush=True)
 
 
 def run_init(config: dict, source: bytes, scratch: Path) -> NoReturn:

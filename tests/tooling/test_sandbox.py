@@ -64,6 +64,10 @@ PROBE = textwrap.dedent('''
     def own_pid():
         return os.getpid()
 
+    def seccomp_status():
+        with open("/proc/self/status") as status:
+            return {k: v.strip() for k, v in (line.split(":", 1) for line in status) if k.startswith("Seccomp")}
+
     def sys_path():
         return list(sys.path)
 
@@ -124,6 +128,11 @@ def worker(tmp_path_factory):
 
 def test_the_worker_sees_exactly_the_allow_list_and_nothing_else(worker):
     assert_only_the_allow_list(worker[0])
+
+
+def test_the_worker_runs_under_the_system_call_filter(worker):
+    status = worker[0].seccomp_status()
+    assert status["Seccomp"] == "2" and int(status.get("Seccomp_filters", "1")) >= 1
 
 
 def test_the_worker_runs_as_its_own_unprivileged_uid_in_a_private_home(worker):

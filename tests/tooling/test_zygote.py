@@ -79,10 +79,11 @@ def test_a_forked_worker_has_its_own_uid_home_and_process_namespace(classroom):
     end(submission, worker)
 
 
-def test_a_forked_worker_sees_exactly_the_allow_list_of_a_plain_start(classroom):
+def test_a_forked_worker_sees_exactly_the_allow_list_and_filter_of_a_plain_start(classroom):
     submission, worker = student(classroom, "gil", PROBE)
     try:
         assert_only_the_allow_list(submission)
+        assert submission.seccomp_status()["Seccomp"] == "2"  # the same boot: the same filter
     finally:
         end(submission, worker)
 
