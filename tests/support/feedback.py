@@ -176,7 +176,30 @@ def assert_close(got, expected, name, dims=None, layout=None, hint=None, mistake
         first = nan.nonzero()[0]
         fail(f"{name} is NaN at {where(first, dims)} ({int(nan.sum())} NaN entries); expected "
              f"{_number(expected64[tuple(first)])}.\nHint: {nan_hint(nan, blocked)}")
+    if blocked is not None and not bool(blocked.expand_as(got)[tuple(index)]):
+        hint = open_row_hint(got64, expected64, index)  # the worst entry's row has allowed keys: not a blocked-row fix
     fail(text + (f"\nHint: {hint}" if hint else ""))
+
+
+def open_row_hint(got64, expected64, index):
+    """What the worst wrong entry's row shows when that row has allowed keys, so the hint about fully blocked
+    rows does not apply. Where the expected rows are distributions over the last dim (weights: each row sums to
+    1, or is all zeros), the row's sum is the evidence."""
+    where_row = "this row has allowed keys, so the fully blocked rows are not the (only) problem"
+    row_sums = expected64.sum(-1) if expected64.dim() >= 2 else None
+    weights = row_sums is not None and bool((((row_sums - 1).abs() <= 1e-6) | (row_sums == 0)).all())
+    if not weights:
+        return f"{where_row}: compute the rows with allowed keys exactly as you would with no blocked row."
+    row = tuple(index[:-1])
+    row_sum = got64[row].sum().item()
+    if abs(row_sum - 1.0) <= 1e-3:
+        return f"{where_row}: its weights sum to 1 but sit on the wrong keys; check the mask and the scores."
+    column_sums = got64[tuple(index[:-2])].sum(-2)
+    down_columns = bool(((column_sums - 1.0).abs() <= 1e-3).all())
+    return (f"{where_row}, and its weights sum to {row_sum:.4g} over the keys instead of 1"
+            + ("; they sum to 1 down each column instead: the softmax must run over the keys, dim=-1 (the last),"
+               " in every branch of your code." if down_columns else
+               ": normalise over the keys (dim=-1) after blocking, in every branch of your code."))
 
 
 def assert_zero_where(got, blocked, name, dims=None, hint=None):

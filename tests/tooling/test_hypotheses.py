@@ -107,3 +107,36 @@ def test_nan_in_the_result_makes_no_mistake_far_closer():
     got = (output, weights.clone().index_fill_(-1, torch.tensor([0]), float("nan")))
     near = (output, weights + 0.3)
     assert diagnose(got, (output, weights), {"a mistake 0.3 away": near}) is None
+
+
+def _failure(got, expected, blocked) -> str:
+    from tests.support.feedback import assert_close
+
+    with pytest.raises(BaseException) as failure:
+        assert_close(got, expected, "weights", hint="the fully blocked rows' fix", blocked=blocked)
+    return str(failure.value)
+
+
+def test_a_wrong_row_with_allowed_keys_gets_the_evidence_not_the_blocked_row_hint():
+    """softmax over dim=-2 in the branch that handles fully blocked rows: the wrong rows have allowed keys,
+    so the hint says what their sums show (1 down the columns), not how to fix blocked rows."""
+    scores = inputs.randn(1, 1, 4, 4, salt=3)
+    allowed = torch.ones(1, 1, 4, 4, dtype=torch.bool)
+    allowed[0, 0, 3] = False
+    blocked = ~allowed.any(-1, keepdim=True)
+    expected = oracle.softmax_weights(scores, allowed)
+    got = torch.softmax(scores.masked_fill(blocked, 0.0), dim=-2).masked_fill(blocked, 0.0)
+    message = _failure(got, expected, blocked)
+    assert "this row has allowed keys" in message and "dim=-1" in message
+    assert "the fully blocked rows' fix" not in message
+
+
+def test_a_wrong_fully_blocked_row_keeps_the_tests_own_hint():
+    scores = inputs.randn(1, 1, 4, 4, salt=3)
+    allowed = torch.ones(1, 1, 4, 4, dtype=torch.bool)
+    allowed[0, 0, 3] = False
+    blocked = ~allowed.any(-1, keepdim=True)
+    expected = oracle.softmax_weights(scores, allowed)
+    got = expected.clone()
+    got[0, 0, 3] = 0.25  # uniform instead of zeros: only the blocked row is wrong
+    assert "the fully blocked rows' fix" in _failure(got, expected, blocked)
