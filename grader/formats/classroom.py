@@ -1,4 +1,5 @@
-"""The JSON that classroom-resources/autograding-grading-reporter@v1 reads (see ../shared/formats).
+"""The JSON that GitHub Classroom's classroom-resources/autograding-grading-reporter@v1 reads (its base64
+`<RUNNER>_RESULTS` output; tests/tooling/test_classroom_reporter.py runs the real reporter on it).
 
 How the reporter reads it (dist/main.js): Classroom records the sum of the entries' `score` out of
 `max_score`; the console table shows passed entries / all entries x `max_score`; a top-level `status`

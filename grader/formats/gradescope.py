@@ -1,4 +1,5 @@
-"""Gradescope's results.json (see ../shared/formats and gradescope-autograders' specs)."""
+"""Gradescope's results.json, as its autograder specification defines it (score, tests with name, score,
+max_score, status and output; tests/tooling/test_gradescope.py checks it against that schema)."""
 
 import json
 from typing import Any
