@@ -3,8 +3,9 @@
 Started by the sandbox's boot (grader.sandbox.boot.become_worker, for a plain start and for batch's zygote) or,
 with no sandbox, by grader.sandbox.spawn, through main(): it warms torch, installs the guard, says it is ready,
 then imports the submission at the first request and answers requests on its socket (grader.sandbox.wire):
-call a function or method, read an attribute, load parameters, or run a backward pass. Every call runs inside grader.sandbox.guard.watch() and reports its stats.
-Whatever the student's code does here, the test process only ever sees decoded plain data.
+call a function or method, read an attribute, load parameters, or run a backward pass. Every call runs inside
+grader.sandbox.guard.watch() and reports its stats. Whatever the student's code does here, the test process
+only ever sees decoded plain data.
 """
 
 import contextlib
