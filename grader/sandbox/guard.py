@@ -256,7 +256,12 @@ def counter_in_place() -> bool:
 
 _HITS: list[str] = []
 _REFUSALS: list[str] = []
-_STATE = {"graded": False, "installed": False, "probing": False, "bookkeeping": False, "counter": None}
+_STATE = {"graded": False, "installed": False, "probing": False, "probe_answered": False, "bookkeeping": False,
+          "counter": None}
+# Taken before install() replaces them for the student's code: the grader's own probes and copies run below
+# any mode or tensor subclass of the student's.
+NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
+NO_TORCH_DISPATCH = torch._C._DisableTorchDispatch
 _LIBRARY: list[torch.library.Library] = []  # kept alive: dropping it would undo its kernels
 NUMPY_MESSAGE = ("{what} is refused while your code is graded: this lab asks for torch tensor operations "
                  "(no round trip through numpy)")
@@ -306,7 +311,9 @@ def _refuse(reason):
 
 def _forbidden_kernel(name):
     def refuse(*args, **kwargs):
-        if not _STATE["probing"]:
+        if _STATE["probing"]:
+            _STATE["probe_answered"] = True  # our kernel ran, not an imitation raising Refused
+        else:
             _HITS.append(name)
         raise Refused(f"torch's own attention ({name}) is not allowed: build attention from tensor operations")
     return refuse
@@ -320,11 +327,14 @@ def _forbidden_python(name):
 
 
 def _overrides_hold():
-    _STATE["probing"] = True
+    """Whether our kernels still answer torch's attention operators: a probe below any torch function mode
+    (a student's could answer it with a Refused of its own), which counts only if our kernel ran."""
+    _STATE["probing"], _STATE["probe_answered"] = True, False
     try:
-        torch.ops.aten._safe_softmax(torch.zeros(1), 0)
+        with NO_TORCH_FUNCTION():
+            torch.ops.aten._safe_softmax(torch.zeros(1), 0)
     except Refused:
-        return True
+        return bool(_STATE["probe_answered"])
     except Exception:
         return False
     finally:

@@ -52,15 +52,22 @@ def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:
     The one traversal both sides use, to send (leaf packs: tensors copied, what stays behind becomes a
     remote reference) and to receive (leaf turns remote references back into objects). A remote reference
     and a torch.Size are leaves themselves; a tuple subclass arrives as a plain tuple.
+
+    It runs no code of the value's own: types are read with type(), never isinstance() (which asks for
+    __class__), and a subclass of tuple, list or dict is read through the base type's own methods, so that a
+    student's __iter__ or items() cannot compute anything while the result is being sent.
     """
-    if is_remote_ref(value) or isinstance(value, torch.Size):
+    kind = type(value)
+    if is_remote_ref(value) or issubclass(kind, torch.Size):
         return leaf(value)
-    if isinstance(value, tuple):
-        return tuple(walk(item, leaf) for item in value)
-    if isinstance(value, list):
-        return [walk(item, leaf) for item in value]
-    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
-        return {key: walk(item, leaf) for key, item in value.items()}
+    if issubclass(kind, tuple):
+        return tuple(walk(item, leaf) for item in tuple.__iter__(value))
+    if issubclass(kind, list):
+        return [walk(item, leaf) for item in list.__iter__(value)]
+    if issubclass(kind, dict):
+        items = list(dict.items(value))
+        if all(issubclass(type(key), str) for key, _ in items):
+            return {str.__str__(key): walk(item, leaf) for key, item in items}
     return leaf(value)
 
 
@@ -70,7 +77,7 @@ def remote_ref(handle_id: int, type_name: str | None = None) -> dict[str, Any]:
 
 
 def is_remote_ref(value: object) -> bool:
-    return isinstance(value, dict) and set(value) <= {"__remote__", "type"} and "__remote__" in value
+    return type(value) is dict and set(dict.keys(value)) <= {"__remote__", "type"} and "__remote__" in value
 
 
 READY = {"ready": True}  # the worker's first frame: the sandbox stands, and attention.py is not imported yet

@@ -43,15 +43,22 @@ class Worker:
         return wire.walk(value, self._unpack)
 
     def _pack(self, value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            with torch._C.DisableTorchFunctionSubclass():
-                plain = value.detach().as_subclass(torch.Tensor)
+        """A value as plain data, running none of the student's code: a tensor (of any subclass) is copied
+        with torch's function and dispatch handling off, so no mode or __torch_dispatch__ of theirs runs;
+        a subclass of int, float or str is read through the base type's own method."""
+        kind = type(value)
+        if issubclass(kind, torch.Tensor):
+            with guard.NO_TORCH_FUNCTION(), guard.NO_TORCH_DISPATCH():
+                plain = torch.Tensor.detach(value).as_subclass(torch.Tensor)
                 return plain.clone(memory_format=torch.contiguous_format)
-        if value is None or isinstance(value, (bool, int, float, str)):
+        if value is None or kind is bool:
             return value
-        if isinstance(value, torch.Size):
-            return tuple(value)
-        if isinstance(value, (torch.dtype, torch.device)):
+        for base in (int, float, str):
+            if issubclass(kind, base):
+                return base.__dict__[f"__{base.__name__}__"](value)
+        if issubclass(kind, torch.Size):
+            return tuple(tuple.__iter__(value))
+        if kind in (torch.dtype, torch.device):
             return str(value)
         handle_id = len(self.handles) + 1
         self.handles[handle_id] = value
