@@ -4,7 +4,8 @@ Policy as data: DENIED names the calls, NUMBERS gives each one's number per arch
 turns both into a classic BPF filter that the worker installs on itself (`install`) after it has its uid
 and no_new_privs, before torch or attention.py runs. A denied call fails with EPERM. A call made through
 another ABI than the native one (32-bit calls on x86_64) kills the worker, since the table cannot name it.
-New namespaces are refused in clone's flags; clone3, whose flags the filter cannot read, answers ENOSYS,
+The worker starts threads (torch's) but no process: clone is allowed only with CLONE_THREAD and without a
+namespace flag, fork and vfork are refused, and clone3, whose flags the filter cannot read, answers ENOSYS,
 which makes the C library fall back to clone.
 
 This is a deny-list of kernel facilities, a layer under the view, uid and limits: it narrows what code that
@@ -47,7 +48,7 @@ NUMBERS = {
         "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313, "delete_module": 176,
         "reboot": 169, "acct": 163, "syslog": 103, "lookup_dcookie": 212, "fanotify_init": 300, "vhangup": 153,
         "personality": 135, "settimeofday": 164, "clock_settime": 227, "clock_adjtime": 305, "adjtimex": 159,
-        "sethostname": 170, "setdomainname": 171, "clone": 56, "clone3": 435,
+        "sethostname": 170, "setdomainname": 171, "clone": 56, "clone3": 435, "fork": 57, "vfork": 58,
     },
     "aarch64": {
         "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "kcmp": 272, "pidfd_getfd": 438,
@@ -62,6 +63,8 @@ NUMBERS = {
         "sethostname": 161, "setdomainname": 162, "clone": 220, "clone3": 435,
     },
 }
+PROCESSES = ("fork", "vfork")  # where the architecture has them (aarch64 forks through clone only)
+CLONE_THREAD = 0x00010000
 #: clone flags that make a new namespace
 NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 X32_BIT = 0x40000000  # x86_64: calls of the x32 ABI carry this bit in their number
@@ -85,10 +88,12 @@ def program(machine: str, denied: tuple[str, ...] = DENIED) -> bytes:
            _op(LD_W_ABS, NR_OFFSET)]
     if machine == "x86_64":
         ops += [_op(JGE_K, X32_BIT, jf=1), deny]
-    for name in denied:
+    for name in (*denied, *(name for name in PROCESSES if name in numbers)):
         ops += [_op(JEQ_K, numbers[name], jf=1), deny]
     ops += [_op(JEQ_K, numbers["clone3"], jf=1), _op(RET_K, RET_ERRNO | errno.ENOSYS)]
-    ops += [_op(JEQ_K, numbers["clone"], jf=3), _op(LD_W_ABS, ARG0_OFFSET), _op(JSET_K, NAMESPACE_FLAGS, jf=1), deny]
+    # clone: allowed for a thread (CLONE_THREAD) in no new namespace, refused otherwise
+    ops += [_op(JEQ_K, numbers["clone"], jf=4), _op(LD_W_ABS, ARG0_OFFSET), _op(JSET_K, NAMESPACE_FLAGS, jt=1),
+            _op(JSET_K, CLONE_THREAD, jt=1), deny]
     ops.append(_op(RET_K, RET_ALLOW))
     return b"".join(ops)
 
