@@ -47,6 +47,14 @@ class RawRun:
     grader_error: str | None = None  # the grader could not run the student's code (its sandbox did not start)
 
 
+# The levels whose worker can write nothing of the checkout (a read-only view, or another uid): a change of the
+# grading files during a run there was made by someone else, and the run cannot be trusted for anyone.
+CANNOT_WRITE_CHECKOUT = ("namespaces", "uid", "user-namespace")
+CHANGED_UNDER_THE_GRADER = ("the grading files (tests/ or grader/) changed while this submission was graded, and "
+                            "the student's code cannot write them at this isolation: someone changed the checkout "
+                            "meanwhile; grade again once it is stable")
+
+
 def suite_paths(suite: str, tests_dir: str | Path | None = None) -> tuple[tuple[str, ...], Path]:
     tests_dir = Path(tests_dir or TESTS)
     names = suite_names(suite)
@@ -217,6 +225,8 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     run.log = read_tail(log)
     log.close()
     if fingerprint(tests_dir) != before:
+        if level() in CANNOT_WRITE_CHECKOUT:  # not the student's doing: someone changed the checkout meanwhile
+            raise GraderError(CHANGED_UNDER_THE_GRADER)
         run.flags.append(Flag(FlagKind.TAMPERING, "the grading files (tests/ or grader/) changed during the run"))
     if run.grader_error is not None:
         raise GraderError(run.grader_error)

@@ -133,6 +133,19 @@ def test_unshare_failing_after_the_probe_is_a_grader_error_that_blames_no_studen
     assert "your code" not in stderr.replace("not your code's fault", "")
 
 
+@pytest.mark.skipif(sandbox.level() not in ("namespaces", "uid", "user-namespace"), reason="needs a sandbox")
+def test_grading_files_changed_by_someone_else_during_a_run_are_a_grader_error_not_tampering(tmp_path, monkeypatch):
+    """With a sandbox the student's code cannot write the checkout: a change seen during the run (a git pull,
+    an editor) is the grader's problem, and no student is flagged for it."""
+    from grader import run
+    from grader.grade import grade as grade_in_process
+
+    readings = iter(["before", "after"])
+    monkeypatch.setattr(run, "fingerprint", lambda tests_dir: next(readings))
+    with pytest.raises(run.GraderError, match="someone changed the checkout"):
+        grade_in_process(class_folder(tmp_path / "class") / "ada", "public")
+
+
 BATCH_FAULT = textwrap.dedent("""
     case "$*" in *broken*) {failing};; esac
 """)

@@ -42,6 +42,24 @@ def test_an_attack_on_the_grader_inside_the_worker_is_refused_before_it_runs(tmp
 
 
 @needs_namespaces
+@pytest.mark.parametrize("name", ["r4_export_hooks", "r4_getattr_modules", "r4_second_stage", "r4_mode_stack",
+                                  "r4_fork_daemon"])
+def test_round_four_attacks_on_the_guard_are_refused_before_they_run(tmp_path, name):
+    """getattr(sys, "modules"), sys.path with a second file, torch's private mode stacks and weakref's registry,
+    torch._utils in a __reduce__: each reaches the grader through a private or import-path name."""
+    report = graded(tmp_path, name, "public")
+    assert report.score == 0 and report.flags[0].kind is FlagKind.REFUSED
+
+
+@needs_namespaces
+def test_a_result_that_computes_while_it_is_sent_earns_nothing(tmp_path):
+    """The worker reads a returned tuple subclass through tuple's own iterator: what was stored is sent, and
+    no code of the student's runs after the graded call."""
+    report = graded(tmp_path, "r4_lazy_tuple", "public")
+    assert report.tasks["sdpa"].score == 0 and not scan(submission("r4_lazy_tuple"))
+
+
+@needs_namespaces
 def test_python_loops_over_tolist_earn_what_plain_loops_earn(tmp_path):
     report = graded(tmp_path, "tolist_loops")
     assert report.tasks["efficiency"].score <= 1  # the loop control's efficiency: one shape-free test
