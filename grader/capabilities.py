@@ -65,6 +65,12 @@ def _imported_names(tree: ast.AST) -> tuple[set[str], set[str]]:
     return names, sys_names
 
 
+def _is_sys(node: ast.expr, sys_names: set[str]) -> bool:
+    """Whether node names the sys module: an imported sys, or any module's own copy of it (os.sys)."""
+    return (isinstance(node, ast.Name) and node.id in sys_names) or (isinstance(node, ast.Attribute)
+                                                                     and node.attr == "sys")
+
+
 def _root(node: ast.expr) -> str | None:
     """The name an attribute chain starts from (torch in torch.a.b), or None."""
     while isinstance(node, ast.Attribute):
@@ -127,7 +133,7 @@ class _Scan(ast.NodeVisitor):
             self._add(node, f".{node.attr}")
         elif _root(node) in self.imported and _private(node.attr):
             self._add(node, f".{node.attr} (a private name of {_root(node)})")
-        elif node.attr in SYS_ATTRIBUTES and isinstance(node.value, ast.Name) and node.value.id in self.sys_names:
+        elif node.attr in SYS_ATTRIBUTES and _is_sys(node.value, self.sys_names):
             self._add(node, f"sys.{node.attr}")
         self.generic_visit(node)
 
