@@ -40,7 +40,6 @@ class FlagKind(Enum):
     MISSING = "missing"  # no attention.py: nothing was run
     REFUSED = "refused"  # an attention.py the grader will not run (a link, or outside the folder)
     TAMPERING = "tampering"  # the grading files or the report channel were interfered with
-    CUT_SHORT = "cut short"  # the test run died before it listed its tests
     FROM_SCRATCH = "from-scratch"  # the code called torch's own attention
     SANDBOX = "sandbox"  # the worker refused something the code did
     SIMILAR = "similar-to"  # another student's code is very similar (instructor.similarity)
@@ -50,8 +49,7 @@ class FlagKind(Enum):
 
 
 # Flags whose JSON text is the text alone, without "KIND: ".
-UNLABELLED = frozenset({FlagKind.CUT_SHORT, FlagKind.OTHER})
-CUT_SHORT_TEXT = "the test run ended before reporting its test list (killed or crashed)"
+UNLABELLED = frozenset({FlagKind.OTHER})
 
 
 @dataclass(frozen=True)
@@ -70,7 +68,7 @@ class Flag:
         for kind in FlagKind:
             if kind not in UNLABELLED and text.startswith(f"{kind.value}: "):
                 return cls(kind, text[len(kind.value) + 2:])
-        return cls(FlagKind.CUT_SHORT if text == CUT_SHORT_TEXT else FlagKind.OTHER, text)
+        return cls(FlagKind.OTHER, text)
 
 
 @dataclass

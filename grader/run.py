@@ -23,7 +23,7 @@ from grader.handover import Handover
 from grader.launch import PLAIN, Launcher
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, scrubbed, suite_names
 from grader.records import TestMeta, TestRecord
-from grader.report import CUT_SHORT_TEXT, Flag, FlagKind
+from grader.report import Flag, FlagKind
 from grader.sandbox.isolation import level, make_undumpable, read_tail
 from grader.sandbox.policy import Limits, limits_from
 from grader.signing import verify
@@ -230,11 +230,10 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
         run.flags.append(Flag(FlagKind.TAMPERING, "the grading files (tests/ or grader/) changed during the run"))
     if run.grader_error is not None:
         raise GraderError(run.grader_error)
-    if run.manifest is None:
-        run.manifest = collect_manifest(tests_dir, names, impl)
-        if run.manifest is None:
-            raise GraderError("pytest could not collect the suite:\n" + run.log[-4000:])
-        run.flags.append(Flag(FlagKind.CUT_SHORT, CUT_SHORT_TEXT))
+    if run.manifest is None:  # pytest lists the tests before the worker imports attention.py: not the student's
+        what = "reached the time limit" if run.timed_out else "stopped"
+        raise GraderError(f"the test process {what} before it listed the tests, before any of the student's code "
+                          "ran:\n" + run.log[-4000:])
     return run
 
 

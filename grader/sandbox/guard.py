@@ -43,6 +43,7 @@ from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._device import DeviceContext
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
@@ -213,6 +214,7 @@ def watch() -> Iterator[CallStats]:
     first_hit, first_refusal = len(_HITS), len(_REFUSALS)
     counter = _counter()
     try:
+        _refuse_foreign_modes(first_refusal)
         with _FunctionGuard(stats):
             counter.stats, _STATE["graded"] = stats, True
             try:
@@ -221,11 +223,35 @@ def watch() -> Iterator[CallStats]:
                 counter.stats, _STATE["graded"] = None, False
                 if not counter_in_place():
                     _REFUSALS.append(HIDDEN_MESSAGE)
+        _refuse_foreign_modes(first_refusal)
     finally:
         stats.forbidden += _HITS[first_hit:]
         stats.refused += _REFUSALS[first_refusal:]
         if _STATE.get("installed") and not _overrides_hold():
             stats.refused.append("the grader's replacement of torch's attention kernels was undone")
+
+
+# The torch function modes a graded process may hold between calls: the guard's own, and the one
+# torch.set_default_device() pushes. Any other mode would see the grader's own operations on the call's
+# inputs and results, outside the metered call.
+KNOWN_FUNCTION_MODES = (_FunctionGuard, DeviceContext)
+_READ_FUNCTION_STACK = (torch._C._len_torch_function_stack, torch._C._get_function_stack_at)
+
+
+def foreign_function_modes() -> list[str]:
+    """The class names of the torch function modes on the stack that are none of KNOWN_FUNCTION_MODES."""
+    length, at = _READ_FUNCTION_STACK
+    return [type(mode).__name__ for mode in (at(index) for index in range(length()))
+            if type(mode) not in KNOWN_FUNCTION_MODES]
+
+
+def _refuse_foreign_modes(since: int) -> None:
+    """Record (once per call: since is where this call's refusals start) a mode of the student's on the stack."""
+    foreign = foreign_function_modes()
+    message = (f"a torch function mode of your own ({', '.join(foreign)}) stays on torch's stack outside the "
+               "graded call: a mode must be entered and left inside the call that uses it")
+    if foreign and message not in _REFUSALS[since:]:
+        _REFUSALS.append(message)
 
 
 HIDDEN_MESSAGE = ("operations were hidden from the grader's operation counter (torch's dispatch mode stack or "

@@ -48,7 +48,7 @@ class Worker:
         a subclass of int, float or str is read through the base type's own method."""
         kind = type(value)
         if issubclass(kind, torch.Tensor):
-            with guard.NO_TORCH_FUNCTION(), guard.NO_TORCH_DISPATCH():
+            with below_the_students_torch():
                 plain = torch.Tensor.detach(value).as_subclass(torch.Tensor)
                 return plain.clone(memory_format=torch.contiguous_format)
         if value is None or kind is bool:
@@ -175,7 +175,8 @@ class Worker:
     def serve(self) -> None:
         while True:
             try:
-                request = wire.decode(self.conn.recv_bytes())
+                with below_the_students_torch():
+                    request = wire.decode(self.conn.recv_bytes())
             except EOFError:
                 return
             self.failed_stats = None
@@ -186,9 +187,11 @@ class Worker:
                 if self.failed_stats is not None:
                     reply["stats"] = self.failed_stats.as_dict()
             try:
-                frame = wire.encode(reply)
+                with below_the_students_torch():
+                    frame = wire.encode(reply)
             except Exception as error:
-                frame = wire.encode({"ok": False, "error": self.describe(error)})
+                with below_the_students_torch():
+                    frame = wire.encode({"ok": False, "error": self.describe(error)})
             self.conn.send_bytes(frame)
 
     def load(self) -> None:
@@ -203,6 +206,14 @@ class Worker:
             self.import_error = self.describe(error)
             return
         self.module = module
+
+
+@contextlib.contextmanager
+def below_the_students_torch() -> Iterator[None]:
+    """The worker's own tensor work outside a graded call (reading a request, copying and sending a result):
+    torch's function and dispatch handling off, so that no mode or tensor subclass of the student's sees it."""
+    with guard.NO_TORCH_FUNCTION(), guard.NO_TORCH_DISPATCH():
+        yield
 
 
 # The requests the worker answers, by the "op" of the message (grader.sandbox.proxy sends them).

@@ -146,6 +146,18 @@ def test_grading_files_changed_by_someone_else_during_a_run_are_a_grader_error_n
         grade_in_process(class_folder(tmp_path / "class") / "ada", "public")
 
 
+def test_a_test_process_that_dies_before_listing_its_tests_is_a_grader_error(tmp_path):
+    """pytest lists the tests before the worker imports attention.py: a death before that is the grader's."""
+    from grader.run import GraderError, run_pytest
+
+    suite = tmp_path / "tests" / "public"
+    suite.mkdir(parents=True)
+    (suite / "conftest.py").write_text("import os\nos._exit(3)\n")
+    (suite / "test_x.py").write_text("def test_x():\n    pass\n")
+    with pytest.raises(GraderError, match="before it listed the tests"):
+        run_pytest(class_folder(tmp_path / "class") / "ada" / "attention.py", "public", tests_dir=tmp_path / "tests")
+
+
 BATCH_FAULT = textwrap.dedent("""
     case "$*" in *broken*) {failing};; esac
 """)

@@ -60,6 +60,21 @@ def test_a_result_that_computes_while_it_is_sent_earns_nothing(tmp_path):
 
 
 @needs_namespaces
+def test_a_mode_left_on_torchs_stack_is_refused_in_every_call(tmp_path):
+    """Round 5: a mode entered at import saw the grader's own pickling of each result, outside the metered
+    call, and wrote the answers in then. A mode of the student's outside a call is now refused."""
+    report = graded(tmp_path, "r5_lazy_encode")
+    assert report.score == 0 and report.bonus_score == 0
+    assert "stays on torch's stack outside the graded call" in report.tests[0].message
+
+
+@needs_namespaces
+def test_a_mode_entered_and_left_inside_the_call_and_the_default_device_keep_full_marks(tmp_path):
+    report = graded(tmp_path, "r5_balanced_mode")
+    assert report.score == 100 and report.bonus_score == 20 and not report.flags
+
+
+@needs_namespaces
 def test_python_loops_over_tolist_earn_what_plain_loops_earn(tmp_path):
     report = graded(tmp_path, "tolist_loops")
     assert report.tasks["efficiency"].score <= 1  # the loop control's efficiency: one shape-free test
