@@ -234,6 +234,11 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
         what = "reached the time limit" if run.timed_out else "stopped"
         raise GraderError(f"the test process {what} before it listed the tests, before any of the student's code "
                           "ran:\n" + run.log[-4000:])
+    if run.manifest and not run.results and not run.timed_out:
+        # Every test reports a result, whatever the student's code does in it (a crash, a hang, an exit are
+        # the test's failure); a run with none stopped in the grader's own code, e.g. a suite that no longer imports.
+        raise GraderError("the test process ran no test to its end (a suite failed to import, or pytest stopped):\n"
+                          + run.log[-4000:])
     return run
 
 

@@ -146,16 +146,34 @@ def test_grading_files_changed_by_someone_else_during_a_run_are_a_grader_error_n
         grade_in_process(class_folder(tmp_path / "class") / "ada", "public")
 
 
+FINE_TEST = "import pytest\n\npytestmark = pytest.mark.task('scores')\n\n@pytest.mark.points(1)\ndef test_a():\n    pass\n"
+
+
+def suite_of(root: Path, files: dict[str, str]) -> Path:
+    """root/tests: the grader's conftest and a public suite of files."""
+    (root / "tests" / "public").mkdir(parents=True)
+    shutil.copy(REPO / "tests" / "conftest.py", root / "tests" / "conftest.py")
+    for name, text in files.items():
+        (root / "tests" / "public" / name).write_text(text)
+    return root / "tests"
+
+
 def test_a_test_process_that_dies_before_listing_its_tests_is_a_grader_error(tmp_path):
     """pytest lists the tests before the worker imports attention.py: a death before that is the grader's."""
     from grader.run import GraderError, run_pytest
 
-    suite = tmp_path / "tests" / "public"
-    suite.mkdir(parents=True)
-    (suite / "conftest.py").write_text("import os\nos._exit(3)\n")
-    (suite / "test_x.py").write_text("def test_x():\n    pass\n")
+    tests = suite_of(tmp_path, {"test_fine.py": FINE_TEST, "test_dies.py": "import os\nos._exit(3)\n"})
     with pytest.raises(GraderError, match="before it listed the tests"):
-        run_pytest(class_folder(tmp_path / "class") / "ada" / "attention.py", "public", tests_dir=tmp_path / "tests")
+        run_pytest(class_folder(tmp_path / "class") / "ada" / "attention.py", "public", tests_dir=tests)
+
+
+def test_a_suite_that_no_longer_imports_is_a_grader_error_not_every_test_failed(tmp_path):
+    """One test module that fails to import stops pytest before any test: the student's code never ran."""
+    from grader.run import GraderError, run_pytest
+
+    tests = suite_of(tmp_path, {"test_fine.py": FINE_TEST, "test_broken.py": "import torch.utils._no_such_module\n"})
+    with pytest.raises(GraderError, match="ran no test to its end"):
+        run_pytest(class_folder(tmp_path / "class") / "ada" / "attention.py", "public", tests_dir=tests)
 
 
 BATCH_FAULT = textwrap.dedent("""
