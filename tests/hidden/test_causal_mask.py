@@ -1,15 +1,15 @@
-"""Task `causal_mask` (hidden): other lengths, exactness at a large T, and the device argument."""
+"""Task `causal_mask` (hidden): other lengths, exactness at a large T, the device argument, and bad lengths."""
 
 import pytest
 import torch
 
-from tests.support.feedback import call, check_tensor, fail
+from tests.support.feedback import call, check_tensor, expect_raises, fail
 from tests.support.mistakes import check_causal_mask
 
 pytestmark = pytest.mark.task("causal_mask")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_causal_mask_is_the_lower_triangle_for_several_lengths(submission):
     """causal_mask(T) equals the bool lower triangle tril(ones(T, T)) for T in (1, 2, 7, 64)."""
     for seq_len in (2, 7, 1, 64):
@@ -36,3 +36,14 @@ def test_causal_mask_is_created_on_the_requested_device(submission):
 def test_causal_mask_is_exact_at_length_512(submission):
     """causal_mask(512) is exactly the 512 x 512 bool lower triangle."""
     check_causal_mask(call(submission.causal_mask, "causal_mask(512)", 512), 512)
+
+
+@pytest.mark.points(1)
+def test_causal_mask_rejects_a_length_that_is_not_a_non_negative_int(submission):
+    """causal_mask(True), causal_mask(-1) and causal_mask(2.5) raise ValueError (the handout's bad input),
+    and causal_mask(0) is the empty [0, 0] mask."""
+    check_causal_mask(call(submission.causal_mask, "causal_mask(0)", 0), 0)
+    for bad in (True, -1, 2.5):
+        expect_raises(lambda bad=bad: submission.causal_mask(bad), ValueError, f"causal_mask({bad!r})",
+                      f"{bad!r} is not a length: a bool is not a count of positions, and lengths are whole and >= 0",
+                      "call the given _check_seq_len(seq_len) first.")

@@ -9,7 +9,7 @@ def test_each_task_s_tests_carry_its_points():
     manifest = collect_manifest(tests_dir, names, tests_dir.parent / "solutions")
     totals = {}
     for test in manifest:
-        totals[test["task"]] = totals.get(test["task"], 0) + test["points"]
+        totals[test.task] = totals.get(test.task, 0) + test.points
     assert totals == {task.id: task.points for task in TASKS}
 
 
@@ -19,5 +19,5 @@ def test_core_is_worth_100_points():
 
 def test_every_task_has_public_tests():
     names, tests_dir = suite_paths("public")
-    public = {test["task"] for test in collect_manifest(tests_dir, names, tests_dir.parent / "solutions")}
+    public = {test.task for test in collect_manifest(tests_dir, names, tests_dir.parent / "solutions")}
     assert public == {task.id for task in TASKS}
