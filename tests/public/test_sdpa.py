@@ -24,6 +24,24 @@ pytestmark = pytest.mark.task("sdpa")
 BOTH = "apply the causal mask AND the given mask (each blocks with -inf)"
 
 
+def both_masks_hint(got, allowed, kind):
+    """What the weights show about the two masks: weight on a key the causal rule blocks, on one the mask blocks,
+    or neither (the blocking is right, so the mistake is in how the allowed keys are weighted)."""
+    weights = got[1] if isinstance(got, (tuple, list)) and len(got) == 2 else None
+    if not isinstance(weights, torch.Tensor) or weights.shape != allowed.shape:
+        return BOTH
+    q_len, k_len = allowed.shape[-2:]
+    causal = torch.ones(q_len, k_len, dtype=torch.bool).tril()
+    leaks = weights.detach().double().abs() > 1e-6
+    if bool((leaks & ~causal).any()):
+        return "weight reaches keys j > i: is_causal was not applied here; " + BOTH
+    if bool((leaks & causal & ~allowed).any()):
+        how = "a float mask is ADDED to the scores (-inf blocks)" if kind == "float_mask" else "False blocks"
+        return f"weight reaches keys the mask blocks: the mask was not applied as given: {how}"
+    return ("every blocked key has weight 0, so both masks block; the weights of the allowed keys are off: "
+            "check how the mask's finite values enter the scores, and the softmax")
+
+
 @pytest.mark.points(2)
 def test_sdpa_matches_torch_without_a_mask(submission):
     """output [B, H, Tq, dv] and weights [B, H, Tq, Tk] equal torch's; q, k and v stay unchanged."""
@@ -71,7 +89,7 @@ def test_sdpa_applies_both_mask_and_is_causal(submission):
                                          True)
         got = unpack_pair(result, label)
         compare_pair(got, oracle.sdpa(q, k, v, mask=mask, is_causal=True), label,
-                     sdpa_mistakes(q, k, v, mask, is_causal=True), hint=BOTH)
+                     sdpa_mistakes(q, k, v, mask, is_causal=True), hint=both_masks_hint(got, allowed, kind))
         assert_unchanged([q, k, v, mask], measured.args_after[:4], ["q", "k", "v", "mask"],
                          "scaled_dot_product_attention")
     label = "ScaledDotProductAttention()(q, k, v, mask=bool_mask, is_causal=True)"
