@@ -1,0 +1,52 @@
+"""Submissions no one here wrote against: a helper who read only the handout and the stubs wrote correct code in
+other styles and fresh mistakes (tests/corpus/fresh/, each appended to the reference: its functions replace the
+reference's). Every correct one keeps full marks; every mistake loses points in its own task. Graded once, as a
+class, through batch."""
+
+from pathlib import Path
+
+import pytest
+
+from grader.sandbox import isolation as sandbox
+from grader.tasks import BY_ID
+from instructor.batch import run_batch
+from tests.tooling.misbehaving import REFERENCE, at_import
+
+CORPUS = Path(__file__).parent.parent / "corpus" / "fresh"
+ENTRIES = sorted(CORPUS.glob("*.py"))
+CORRECT = [path.stem for path in ENTRIES if path.stem.startswith("correct_")]
+MISTAKES = [path.stem for path in ENTRIES if path.stem.startswith("mistake_")]
+
+pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="batch grades at the namespaces level")
+
+
+def task_of(name: str) -> str:
+    """The task a mistake belongs to, from its docstring's first words ("Fresh mistake in TASK, ...")."""
+    first = (CORPUS / f"{name}.py").read_text().splitlines()[0]
+    return first.split(" in ", 1)[1].split(",", 1)[0]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fresh") / "class"
+    for path in ENTRIES:
+        (root / path.stem).mkdir(parents=True)
+        (root / path.stem / "attention.py").write_text(at_import(REFERENCE, path.read_text()))
+    return run_batch(root, suite="all", jobs=2, output=root.parent / "grades.csv", progress=False)
+
+
+def test_every_mistake_names_a_task_of_the_lab():
+    assert MISTAKES and all(task_of(name) in BY_ID for name in MISTAKES)
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_correct_code_in_another_style_keeps_full_marks(graded, name):
+    report = graded[name]
+    failing = [(test.id, test.message[:300]) for test in report.tests if not test.passed]
+    assert report.score == 100 and report.bonus_score == 20 and not failing, failing
+
+
+@pytest.mark.parametrize("name", MISTAKES)
+def test_a_fresh_mistake_loses_points_in_its_own_task(graded, name):
+    task = graded[name].tasks[task_of(name)]
+    assert task.score < task.max_score, f"{name} keeps every point of {task_of(name)}"
