@@ -228,6 +228,9 @@ def assert_unchanged(before, after, names, function):
             )
 
 
+DTYPE_MIX = ("two tensors of different dtypes met in one operation: one was converted on the way (.float(), "
+             "dtype=torch.float32, torch.tensor(...) of numbers); keep the inputs' dtype throughout (x.new_zeros(...), "
+             "torch.zeros(..., dtype=q.dtype))")
 # Errors whose text alone shows the mistake: (words in torch's message, the likely cause).
 KNOWN_ERRORS = (
     (("einsum()", "no ellipsis"),
@@ -236,6 +239,10 @@ KNOWN_ERRORS = (
     (("view size is not compatible",),
      ".view() on a non-contiguous tensor (one transposed or permuted, by your code or before it reached it): use "
      "reshape() or flatten(-2), or call .contiguous() before view()."),
+    (("expected scalar type", "but found"),
+     DTYPE_MIX),
+    (("to have the same dtype",),
+     DTYPE_MIX),
     (("bitwise_and", "not implemented for"),
      "`&` was applied to a floating tensor: `&` combines bool masks only. A float mask is ADDED to the "
      "scores; block the causal future with masked_fill(~causal, float('-inf')) as well"),
