@@ -135,15 +135,15 @@ class Worker:
 
     def op_load_params(self, request: dict[str, Any]) -> dict[str, Any]:
         module = self.target(request)
-        own = dict(module.named_parameters())
-        missing = [name for name in request["params"] if name not in own]
-        if missing:
-            raise ValueError(f"{type(module).__name__} has no parameter {', '.join(missing)} (it has "
-                             f"{', '.join(own) or 'none'}): the tests set the weight and bias of each of its "
-                             "nn.Linear layers, as the handout names them")
         with torch.no_grad():
             for name, tensor in request["params"].items():
-                parameter = own[name]
+                try:
+                    parameter = module.get_parameter(name)
+                except AttributeError:
+                    own = ", ".join(dict(module.named_parameters())) or "none"
+                    raise ValueError(f"{type(module).__name__} has no parameter {name} (it has {own}): the tests "
+                                     "set the weight and bias of each of its nn.Linear layers, as the handout names "
+                                     "them") from None
                 if parameter.shape != tensor.shape:
                     raise ValueError(
                         f"parameter {name} has shape {tuple(parameter.shape)}, expected {tuple(tensor.shape)}"

@@ -1,5 +1,6 @@
 """Misbehaving submissions, graded as a class with `batch`: every one yields a valid report in all four
-formats, and its score is what its code earned."""
+formats, and its score is what its code earned. The syntax scan (grader.capabilities, tested on its own) is set
+aside, so that the submissions that reach torch's kernels through private names meet the guard behind it."""
 
 import csv
 import json
@@ -8,6 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+import grader.grade
 from grader.formats import RENDERERS
 from grader.paths import REPO
 from grader.report import FlagKind, Status
@@ -36,6 +38,7 @@ def graded(tmp_path_factory, monkeypatch_module):
 @pytest.fixture(scope="module")
 def monkeypatch_module():
     patch = pytest.MonkeyPatch()
+    patch.setattr(grader.grade, "scan", lambda source: [])
     patch.setenv("GRADER_CALL_TIMEOUT", "2")
     patch.setenv("GRADER_WORKER_MEMORY_MB", "512")
     yield patch
