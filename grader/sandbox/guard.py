@@ -45,7 +45,6 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._device import DeviceContext
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
 FORBIDDEN_PARTS = (
     "scaled_dot_product",
@@ -155,11 +154,13 @@ class _DispatchCounter(TorchDispatchMode):
             stats.multiply_adds += multiply_adds(shape_a, shape_b)
         elif func.overloadpacket in _PRODUCTS:
             _count_broadcast_product(stats, func, args, result)
-        inputs = {_storage_ptr(leaf) for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.Tensor)}
-        for leaf in tree_leaves(result):
-            pointer = _storage_ptr(leaf) if isinstance(leaf, torch.Tensor) else None
-            if pointer is not None and pointer not in inputs:
-                stats.largest_bytes = max(stats.largest_bytes, leaf.untyped_storage().nbytes())
+        outputs = _tensors(result)
+        if outputs:
+            inputs = {_storage_ptr(leaf) for leaf in _tensors((args, kwargs))}
+            for leaf in outputs:
+                pointer = _storage_ptr(leaf)
+                if pointer is not None and pointer not in inputs:
+                    stats.largest_bytes = max(stats.largest_bytes, leaf.untyped_storage().nbytes())
         for leaf in _written(func, args, kwargs):  # filled in place or through out=: what it fills, counted too
             _count_filled(stats, leaf)
 
@@ -190,13 +191,34 @@ def _count_filled(stats, tensor):
     stats.largest_bytes = max(stats.largest_bytes, min(total, tensor.untyped_storage().nbytes()))
 
 
+def _tensors(value: Any) -> list[torch.Tensor]:
+    """The tensors in an operation's arguments or result (nested lists, tuples and dicts): the counter's hot
+    path, so a plain loop rather than a general tree walk."""
+    found, pending = [], [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, torch.Tensor):
+            found.append(item)
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+    return found
+
+
+_WRITES: dict[Any, tuple[tuple[int, str], ...]] = {}  # operator -> (position, name) of the arguments it writes
+
+
 def _written(func, args, kwargs):
     """The tensors an operation writes into (in place, or its out= arguments), from its schema."""
-    for index, argument in enumerate(func._schema.arguments):
-        alias = argument.alias_info
-        if alias is not None and alias.is_write:
-            value = args[index] if index < len(args) else (kwargs or {}).get(argument.name)
-            yield from (leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor))
+    positions = _WRITES.get(func)
+    if positions is None:
+        arguments = enumerate(func._schema.arguments)
+        positions = _WRITES[func] = tuple((index, argument.name) for index, argument in arguments
+                                          if argument.alias_info is not None and argument.alias_info.is_write)
+    for index, name in positions:
+        value = args[index] if index < len(args) else (kwargs or {}).get(name)
+        yield from _tensors(value)
 
 
 def _storage_ptr(tensor):
