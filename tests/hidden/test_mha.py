@@ -54,7 +54,7 @@ def test_mha_with_an_additive_float_mask_matches_torch(submission):
     got = mha.run(module, text, x, mask=mask)
     mha.compare(submission, got, oracle.mha(params, H, x, mask=mask), text,
                 hint="pass the float mask on unchanged: it is ADDED to the scores",
-                mistakes={**classic_mistakes(params, H, x, mask=mask),
+                mistakes=classic_mistakes(params, H, x, mask=mask) | {
                 "the float mask was used as a bool mask (mask == 0 as allowed)":
                 oracle.mha_via_sdpa(params, H, x, mask=mask == 0)})
 
@@ -82,7 +82,7 @@ def test_mha_causal_cross_attention_is_top_left_aligned(submission):
     bottom_right = torch.ones(4, 7, dtype=torch.bool).tril(3)
     mha.compare(submission, got, oracle.mha(params, H, query, key, value, is_causal=True), text,
                 hint="pass is_causal on to scaled_dot_product_attention (a [Tq, Tk] lower triangle)",
-                mistakes={**classic_mistakes(params, H, query, key, value, is_causal=True),
+                mistakes=classic_mistakes(params, H, query, key, value, is_causal=True) | {
                 "the causal mask is bottom-right aligned; is_causal is top-left aligned":
                 oracle.mha(params, H, query, key, value, mask=bottom_right)})
 

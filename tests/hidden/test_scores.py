@@ -51,11 +51,11 @@ def test_scores_in_float64_are_exact_to_double_precision(submission):
                "tensor): use math.sqrt(d)")
     multiplied = ("the scale was computed in float32 (multiplying by 1 / torch.sqrt(torch.tensor(d)), a float32 "
                   "tensor): use d ** -0.5")
-    mistakes = dict(scale_mistakes(q, k))
-    mistakes[divided] = raw / float32_sqrt
-    mistakes[multiplied] = raw * (1 / float32_sqrt)
-    mistakes["the scores were computed in float32: keep the inputs' dtype"] = (
-        q.float() @ k.float().transpose(-2, -1) / math.sqrt(12)).double()
+    mistakes = scale_mistakes(q, k) | {
+        divided: raw / float32_sqrt,
+        multiplied: raw * (1 / float32_sqrt),
+        "the scores were computed in float32: keep the inputs' dtype":
+            (q.float() @ k.float().transpose(-2, -1) / math.sqrt(12)).double()}
     assert_close(got, oracle.scores(q, k), "attention_scores(q, k) in float64", DIMS, hint=HINT,
                  mistakes=mistakes)
     assert_unchanged([q, k], measured.args_after[:2], ["q", "k"], "attention_scores")

@@ -113,8 +113,7 @@ def test_sdpa_scale_in_float64_defaults_to_inverse_sqrt_d_of_q(submission):
     got = run_sdpa(submission, label, q, k, v, is_causal=True)
     float32_sqrt = torch.tensor(8.0).sqrt()  # what torch.sqrt(torch.tensor(d)) gives: float32
     expected = oracle.sdpa(q, k, v, is_causal=True)
-    mistakes = {
-        **sdpa_mistakes(q, k, v, is_causal=True),
+    mistakes = sdpa_mistakes(q, k, v, is_causal=True) | {
         "the scale was computed in float32 (multiplying by 1 / torch.sqrt(torch.tensor(d)), a float32 tensor): "
         "use d ** -0.5": oracle.sdpa(q, k, v, is_causal=True, scale=(1 / float32_sqrt).item()),
         "the scale was computed in float32 (dividing by torch.sqrt(torch.tensor(d)), a float32 tensor): use "

@@ -51,9 +51,9 @@ def test_a_float64_float_mask_is_added_to_the_scores(submission):
     label = "attention_weights(scores float64, float_mask [4, 6] float64)"
     got, measured = call_measured(submission, submission.attention_weights, label, scores, mask, hint=NO_NAN)
     expected = oracle.softmax_weights(scores, mask)
-    mistakes = float_mask_mistakes(scores, mask)
-    mistakes["the weights are right to float32 precision only: they were computed in float32 and cast back; "
-             "keep float64 throughout"] = float32_precision(expected)
+    mistakes = float_mask_mistakes(scores, mask) | {
+        "the weights are right to float32 precision only: they were computed in float32 and cast back; "
+        "keep float64 throughout": float32_precision(expected)}
     assert_close(got, expected, label, DIMS, hint="a float mask is ADDED: softmax(scores + mask, dim=-1)",
                  mistakes=mistakes)
     assert_unchanged([scores, mask], measured.args_after[:2], ["scores", "mask"], "attention_weights")

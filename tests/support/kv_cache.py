@@ -4,6 +4,7 @@ import torch
 
 from tests.support import mha, oracle
 from tests.support.feedback import call, call_measured, check_tensor
+from tests.support.hypotheses import Mistakes
 
 OUT_DIMS = ("b", "t", "f")
 CACHE_DIMS = ("b", "h", "t", "e")
@@ -35,8 +36,13 @@ def decode(submission, module, x, cache, name="x"):
 
 
 def decode_mistakes(submission, params, n_heads, x):
-    """{explanation: outputs} of the classic decoding slips, each a masked full forward pass; none when
-    the functions decode_step builds on are wrong (their bug, not decoding's, would be the cause)."""
+    """{explanation: outputs} of the classic decoding slips, each a masked full forward pass, computed when a
+    check reads them; none when the functions decode_step builds on are wrong (their bug, not decoding's,
+    would be the cause)."""
+    return Mistakes(lambda: _decode_mistakes(submission, params, n_heads, x))
+
+
+def _decode_mistakes(submission, params, n_heads, x):
     if not mha.building_blocks_work(submission):
         return {}
     length = x.size(1)

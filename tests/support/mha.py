@@ -84,10 +84,10 @@ def _diagnose(got, expected, mistakes):
 
 def compare(submission, got, expected, text, hint=None, mistakes=None):
     """mistakes: {explanation: (output, weights) of a known wrong module}, named when it alone explains got."""
-    cause = _diagnose(got, expected, mistakes or {})
     try:
         _compare(got, expected, text, hint)
     except pytest.fail.Exception as failure:
+        cause = _diagnose(got, expected, mistakes or {})  # only a failing comparison reads the mistakes
         if cause is None:
             raise
         fail(str(failure.msg).split("\nHint:")[0] + f"\nLikely cause: {cause}")

@@ -83,9 +83,10 @@ def float32_precision(expected):
 
 
 def as_pairs(weight_mistakes, v):
-    """{text: weights} -> {text: (weights @ v, weights)}: what scaled_dot_product_attention returns then."""
-    return {text: (weights @ v, weights) for text, weights in weight_mistakes.items()
-            if isinstance(weights, torch.Tensor) and weights.dtype == v.dtype}
+    """{text: weights} -> {text: (weights @ v, weights)}: what scaled_dot_product_attention returns then
+    (computed when read)."""
+    return hypotheses.Mistakes(lambda: {text: (weights @ v, weights) for text, weights in weight_mistakes.items()
+                                        if isinstance(weights, torch.Tensor) and weights.dtype == v.dtype})
 
 
 def sdpa_mistakes(q, k, v, mask=None, is_causal=False, scale=None):

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from tests.support import hypotheses, inputs, oracle
-from tests.support.feedback import diagnose
+from tests.support.feedback import assert_close, compare_pair, diagnose
 
 Q, K, V = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8, dv=5, salt=900)
 BOOL = inputs.random_bool_mask(2, 3, 4, 6, salt=901)
@@ -140,3 +140,29 @@ def test_a_wrong_fully_blocked_row_keeps_the_tests_own_hint():
     got = expected.clone()
     got[0, 0, 3] = 0.25  # uniform instead of zeros: only the blocked row is wrong
     assert "the fully blocked rows' fix" in _failure(got, expected, blocked)
+
+
+def never_read():
+    raise AssertionError("a passing check read the mistakes")
+
+
+def test_a_passing_check_never_computes_the_mistakes():
+    """The variants cost time (and some of them calls to the submission): only a failing check reads them."""
+    expected = truth(SDPA_CALLS["plain"])
+    assert_close(expected[1], expected[1], "weights", mistakes=hypotheses.Mistakes(never_read))
+    compare_pair(expected, expected, "sdpa", hypotheses.Mistakes(never_read))
+
+
+def test_a_failing_check_computes_the_mistakes_and_names_one():
+    call = SDPA_CALLS["plain"]
+    unscaled = hypotheses.results("sdpa", **call)
+    mistakes = hypotheses.as_mistakes("sdpa", **call)
+    cause, wrong = next((cause, r.value) for cause, r in unscaled.items() if "scale" in cause)
+    with pytest.raises(pytest.fail.Exception, match="Likely cause"):
+        compare_pair(wrong, truth(call), "sdpa", mistakes)
+
+
+def test_mistakes_merged_with_more_stay_unread_until_used():
+    merged = hypotheses.Mistakes(never_read) | {"another": 1}
+    assert isinstance(merged, hypotheses.Mistakes)
+    assert dict(hypotheses.Mistakes(lambda: {"one": 0}) | {"another": 1}) == {"one": 0, "another": 1}
