@@ -494,13 +494,15 @@ def _refuse_torch_attention_modules():
     torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
 
 
-def _replace_everywhere(original, replacement):
-    """Rebind every name torch's modules have for original (`from torch._C import ...` made copies)."""
+def _replace_everywhere(replacements):
+    """Rebind every name torch's modules have for each original of (original, replacement) pairs
+    (`from torch._C import ...` made copies), in one walk of the modules."""
+    by_identity = {id(original): replacement for original, replacement in replacements}
     for name, module in list(sys.modules.items()):
         if name == "torch" or name.startswith("torch."):
             for attribute, value in list(vars(module).items()):
-                if value is original:
-                    setattr(module, attribute, replacement)
+                if id(value) in by_identity:
+                    setattr(module, attribute, by_identity[id(value)])
 
 
 def _print_uncounted(self, *, tensor_contents=None):
@@ -518,12 +520,11 @@ def _print_uncounted(self, *, tensor_contents=None):
 def _keep_the_counter_in_place():
     _counter()
     torch._tensor_str._str = _print_uncounted
-    for name, what in COUNTER_ESCAPES.items():
-        _replace_everywhere(getattr(torch._C, name), _refusal(what))
     torch._C._DispatchOperatorHandle.redispatch_boxed = _refusal("redispatching an operation below torch's modes")
     disable = torch._C.DisableTorchFunction
-    _replace_everywhere(disable, _recorded_while_graded(
-        disable, "disabling torch's function handling (torch._C.DisableTorchFunction)"))
+    _replace_everywhere([*((getattr(torch._C, name), _refusal(what)) for name, what in COUNTER_ESCAPES.items()),
+                         (disable, _recorded_while_graded(
+                             disable, "disabling torch's function handling (torch._C.DisableTorchFunction)"))])
 
 
 def install() -> None:
