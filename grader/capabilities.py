@@ -8,6 +8,7 @@ and the construct named. The scan reads the source (ast), never runs it.
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 MODULES = frozenset({"grader", "gc", "ctypes", "_ctypes", "cffi", "inspect", "importlib", "builtins", "marshal",
@@ -147,6 +148,9 @@ def _on_self(call: ast.Call) -> bool:
     """getattr(self, name): the student's own object, whose attributes are theirs (a dunder name in a
     string is found anyway)."""
     return bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
+
+
+SyntaxScan = Callable[[bytes], list[Finding]]  # what grade() runs on a file before it runs it (scan, below)
 
 
 def scan(source: str | bytes) -> list[Finding]:

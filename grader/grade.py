@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from grader.capabilities import refusal, scan
+from grader.capabilities import SyntaxScan, refusal, scan
 from grader.launch import PLAIN, Launcher
 from grader.paths import ASSIGNMENT, IMPL_NAME, find_impl
 from grader.records import TestRecord
@@ -43,9 +43,12 @@ def outside_reason(path: str | Path, impl: str | Path) -> str | None:
 
 def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float = 600.0,
           tests_dir: str | Path | None = None, prespawn: bool = True, limits: Limits | None = None,
-          hide: tuple[str, ...] = (), launcher: Launcher = PLAIN) -> Report:
+          hide: tuple[str, ...] = (), launcher: Launcher = PLAIN,
+          syntax_scan: SyntaxScan = scan) -> Report:
     """The report of path's attention.py on suite, or a report of every test failed if there is none to grade.
-    Raises GraderError when the grader itself cannot grade (its sandbox does not start): never the student's."""
+    syntax_scan: what refuses a file before it runs (grader.capabilities.scan; the tests of the layers behind
+    it pass one that finds nothing). Raises GraderError when the grader itself cannot grade (its sandbox does
+    not start): never the student's."""
     impl = find_impl(path)
     if impl is None:
         return missing_report(path, suite, tests_dir)
@@ -58,7 +61,7 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
         message = (f"{IMPL_NAME} is {size / 1e6:.1f} MB; a solution is a few kB and at most "
                    f"{MAX_IMPL_BYTES / 1e6:g} MB is graded: remove what the lab does not need")
         return missing_report(path, suite, tests_dir, message, Flag(FlagKind.REFUSED, f"{IMPL_NAME} is too large"))
-    findings = scan(impl.read_bytes())
+    findings = syntax_scan(impl.read_bytes())
     if findings:
         return missing_report(path, suite, tests_dir, refusal(findings),
                               Flag(FlagKind.REFUSED, f"attention.py reaches the grader's code: {findings[0]}"))

@@ -42,7 +42,8 @@ class Handover:
 
     def renumbered(self, numbers: Mapping[str, int]) -> "Handover":
         """The same handover where the descriptors arrived under other numbers (field name -> number)."""
-        assert set(numbers) == set(self.fds()), "every descriptor arrives, and no other"
+        if set(numbers) != set(self.fds()):
+            raise ValueError(f"the handover's descriptors are {sorted(self.fds())}; {sorted(numbers)} arrived")
         return replace(self, key_fd=numbers.get("key_fd"), report_fd=numbers.get("report_fd"),
                        worker_fd=numbers.get("worker_fd"))
 

@@ -5,15 +5,18 @@ student only. Options join GitHub Classroom's roster (instructor.lms) and flag s
 import csv
 import json
 import sys
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from grader.capabilities import SyntaxScan, scan
 from grader.grade import grade
 from grader.launch import PLAIN, Launcher
 from grader.paths import find_impl
 from grader.report import FlagKind, Report, failure_report
 from grader.run import GraderError, fingerprint, suite_paths
 from grader.sandbox.isolation import require
+from grader.sandbox.policy import Limits
 from grader.tasks import TASKS
 from instructor import csvsafe
 from instructor.private import open_private, private_folder, write_private
@@ -30,11 +33,12 @@ def error_report(folder: str | Path, suite: str, why: str) -> Report:
 
 
 def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path | None = None,
-                 hide: tuple[str, ...] = (), launcher: Launcher = PLAIN) -> Report:
+                 hide: tuple[str, ...] = (), launcher: Launcher = PLAIN,
+                 syntax_scan: SyntaxScan = scan, limits: Limits | None = None) -> Report:
     """folder's report; a report flagged as a grader error (not graded) when the grader itself failed."""
     try:
         return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False, hide=hide,
-                     launcher=launcher)
+                     launcher=launcher, syntax_scan=syntax_scan, limits=limits)
     except GraderError as error:
         return error_report(folder, suite, str(error))
     except Exception as error:  # one broken submission never stops the class
@@ -52,14 +56,18 @@ NOT_GRADED = "not graded"
 BATCH_LEVELS = ("namespaces",)
 
 
-def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, timeout=600.0, tests_dir=None,
-              progress=True, no_sandbox=False, scheduler=None, cluster=None, roster=None, similarity=False,
-              only=None):
+def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str | Path = "grades.csv",
+              reports_dir: str | Path | None = None, timeout: float = 600.0, tests_dir: str | Path | None = None,
+              progress: bool = True, no_sandbox: bool = False, scheduler: str | None = None,
+              cluster: str | None = None, roster: str | Path | None = None, similarity: bool = False,
+              only: Collection[str] | None = None, syntax_scan: SyntaxScan = scan,
+              limits: Limits | None = None) -> dict[str, Report]:
     """no_sandbox: grade even where grader.sandbox.isolation cannot isolate the students from each other.
     scheduler / cluster: grade on Dask (an address, or "local:N") instead of `jobs` local processes.
     roster: GitHub Classroom's roster CSV, joined into the gradebook. similarity: flag similar code.
     only: grade just these students and keep every other row of the gradebook at output as it is
-    (--only-failed: the students a grader error left not graded)."""
+    (--only-failed: the students a grader error left not graded). syntax_scan, limits: as grader.grade.grade's
+    (local grading only; limits default to the GRADER_* overrides of the environment)."""
     if not (scheduler or cluster):  # on Dask, each task requires the sandbox on the host that grades it
         require("batch", no_sandbox, levels=BATCH_LEVELS)
     folders = submissions(root)
@@ -77,7 +85,7 @@ def run_batch(root, suite="all", jobs=2, output="grades.csv", reports_dir=None, 
         if scheduler or cluster:
             _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox)
         else:
-            _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record)
+            _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record, syntax_scan, limits)
     keep = only is not None
     _write_results(reports, reports_dir, output, roster, keep)
     if similarity and _flag_similar(folders, reports, output):  # last: the grades above stand whatever it does
@@ -103,12 +111,13 @@ def _progress(total, enabled):
     return tqdm(total=total, unit="student", file=sys.stderr, disable=not enabled, dynamic_ncols=True)
 
 
-def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record):
+def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record, syntax_scan, limits):
     _, suite_dir = suite_paths(suite, tests_dir)
     before = fingerprint(suite_dir)
     hide = (str(Path(root).resolve()),)  # no worker reads a classmate's folder
     with warm_launcher(hide) as launcher, ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir, hide, launcher): folder
+        futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir, hide, launcher, syntax_scan,
+                               limits): folder
                    for folder in folders}
         for future in as_completed(futures):
             record(futures[future].name, future.result())

@@ -9,10 +9,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import grader.grade
 from grader.formats import RENDERERS
 from grader.paths import REPO
 from grader.report import FlagKind, Status
+from grader.sandbox.policy import Limits
 from instructor.batch import run_batch
 from tests.tooling.misbehaving import SUBMISSIONS
 
@@ -23,26 +23,21 @@ CRASHES_IN_SDPA = ("segfault_in_sdpa", "os_exit_in_sdpa", "hang_in_sdpa", "memor
 UNTOUCHED_TASKS = ("scores", "causal_mask", "softmax_weights", "heads", "divisibility")
 
 
+def no_scan(source):
+    return []
+
+
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, monkeypatch_module):
+def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     for name, source in SUBMISSIONS.items():
         (root / name).mkdir()
         (root / name / "attention.py").write_text(source)
     (root / "empty_submission").mkdir()
     output = root / "grades.csv"
-    reports = run_batch(root, suite="public", jobs=2, output=output, progress=False, timeout=300)
+    reports = run_batch(root, suite="public", jobs=2, output=output, progress=False, timeout=300,
+                        syntax_scan=no_scan, limits=Limits(call_seconds=2.0, address_space_mb=512))
     return reports, output
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    patch = pytest.MonkeyPatch()
-    patch.setattr(grader.grade, "scan", lambda source: [])
-    patch.setenv("GRADER_CALL_TIMEOUT", "2")
-    patch.setenv("GRADER_WORKER_MEMORY_MB", "512")
-    yield patch
-    patch.undo()
 
 
 def tasks_full(report, ids):

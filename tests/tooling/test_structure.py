@@ -81,6 +81,14 @@ def test_renumbering_changes_the_descriptors_and_nothing_else():
     assert (moved.worker_pid, moved.level) == (9, "uid")
 
 
+def test_renumbering_refuses_a_descriptor_missing_or_extra():
+    handover = Handover(key_fd=5, report_fd=6)
+    with pytest.raises(ValueError, match="descriptors"):
+        handover.renumbered({"key_fd": 11})
+    with pytest.raises(ValueError, match="descriptors"):
+        handover.renumbered({"key_fd": 11, "report_fd": 12, "worker_fd": 13})
+
+
 def test_a_plain_pytest_run_gets_the_default_limits_with_the_overrides_of_its_environment():
     handover = Handover.from_environ({Env.CALL_TIMEOUT: "9"})
     assert handover.limits == Limits(call_seconds=9.0)
