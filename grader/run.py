@@ -168,6 +168,9 @@ def _start_pytest(tests_dir: Path, names: tuple[str, ...], impl: str | Path, ext
                 process = launcher.start_pytest(command, child_env(), REPO, handover, devnull)
         else:
             process = launcher.start_pytest(command, child_env(), REPO, handover, stdout)
+    except BaseException:
+        os.close(report_read)
+        raise
     finally:
         os.close(key_read)
         os.close(report_write)

@@ -35,14 +35,22 @@ def error_report(folder: str | Path, suite: str, why: str) -> Report:
 def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path | None = None,
                  hide: tuple[str, ...] = (), launcher: Launcher = PLAIN,
                  syntax_scan: SyntaxScan = scan, limits: Limits | None = None) -> Report:
-    """folder's report; a report flagged as a grader error (not graded) when the grader itself failed."""
-    try:
-        return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False, hide=hide,
-                     launcher=launcher, syntax_scan=syntax_scan, limits=limits)
-    except GraderError as error:
-        return error_report(folder, suite, str(error))
-    except Exception as error:  # one broken submission never stops the class
-        return error_report(folder, suite, f"{type(error).__name__}: {error}")
+    """folder's report; a report flagged as a grader error (not graded) when the grader itself failed twice."""
+    why = ""
+    for _ in range(GRADER_ERROR_ATTEMPTS):
+        try:
+            return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False, hide=hide,
+                         launcher=launcher, syntax_scan=syntax_scan, limits=limits)
+        except GraderError as error:
+            why = str(error)
+        except Exception as error:  # one broken submission never stops the class
+            return error_report(folder, suite, f"{type(error).__name__}: {error}")
+    return error_report(folder, suite, why)
+
+
+# A grader error is the grader's (a sandbox that did not start on a loaded host, the checkout changed meanwhile):
+# the student is graded once more before the row says "not graded".
+GRADER_ERROR_ATTEMPTS = 2
 
 
 def not_graded(report: Report) -> bool:

@@ -214,6 +214,33 @@ def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and
     assert all(float(regraded[name]["total"]) == (FULL if int(name[1]) % 2 == 0 else ZERO) for name in broken)
 
 
+def test_a_grader_error_that_does_not_recur_costs_the_student_nothing(tmp_path):
+    """batch grades a student once more after a grader error: a transient fault (a loaded host) leaves no
+    'not graded' row behind."""
+    from grader.launch import PLAIN
+    from grader.run import GraderError
+    from instructor.batch import grade_folder
+
+    class FailsOnce:
+        detached_workers = False
+        failed = False
+
+        def start_pytest(self, *args):
+            if not self.failed:
+                self.failed = True
+                raise GraderError("the sandbox did not start")
+            return PLAIN.start_pytest(*args)
+
+        def start_worker(self, *args):
+            return PLAIN.start_worker(*args)
+
+    shutil.copy(REPO / "solutions" / "attention.py", tmp_path / "attention.py")
+    launcher = FailsOnce()
+    report = grade_folder(tmp_path, "public", 300, launcher=launcher)
+    assert launcher.failed and report.failure is None
+    assert report.score == report.max_score == FULL
+
+
 def gradebook(path: Path) -> dict[str, dict[str, str]]:
     with open(path, newline="") as handle:
         return {row["student"]: row for row in csv.DictReader(handle)}

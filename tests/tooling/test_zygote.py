@@ -174,6 +174,7 @@ def test_batch_through_the_zygote_and_the_prefork_server_grades_as_a_plain_grade
         (tmp_path / "class" / name / "attention.py").write_bytes(source.read_bytes())
     reports = run_batch(tmp_path / "class", "public", jobs=2, output=tmp_path / "grades.csv", progress=False)
     for name in sources:
+        assert reports[name].failure is None, f"{name}: {reports[name].failure}"
         plain = grade(tmp_path / "class" / name, "public")
         assert [(t.id, t.status, t.score) for t in reports[name].tests] == \
             [(t.id, t.status, t.score) for t in plain.tests]
