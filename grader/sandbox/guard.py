@@ -161,6 +161,10 @@ class _DispatchCounter(TorchDispatchMode):
                 pointer = _storage_ptr(leaf)
                 if pointer is not None and pointer not in inputs:
                     stats.largest_bytes = max(stats.largest_bytes, leaf.untyped_storage().nbytes())
+        partial = _PARTIAL_WRITES.get(func.overloadpacket)
+        if partial is not None:  # it writes some entries of self only: those are what it fills
+            _count_filled(stats, args[0], partial(args) * args[0].element_size())
+            return
         for leaf in _written(func, args, kwargs):  # filled in place or through out=: what it fills, counted too
             _count_filled(stats, leaf)
 
@@ -180,13 +184,47 @@ def _count_broadcast_product(stats, func, args, result):
         stats.multiply_adds += size
 
 
-def _count_filled(stats, tensor):
+def _indexed_entries(tensor, indices):
+    """How many entries of tensor `tensor[indices]` selects (aten.index_put_'s indices: None keeps a dim whole;
+    a bool index counts every entry it covers, an upper bound)."""
+    shapes, dim, kept = [], 0, 1
+    for index in indices:
+        if index is None:
+            kept *= tensor.size(dim)
+            dim += 1
+        elif index.dtype in (torch.bool, torch.uint8):
+            shapes.append((index.numel(),))
+            dim += index.dim()
+        else:
+            shapes.append(tuple(index.shape))
+            dim += 1
+    return math.prod(torch.broadcast_shapes(*shapes)) * kept * math.prod(tensor.shape[dim:])
+
+
+def _slices(args):
+    """The entries of self (args[0]) in the slices index (args[2]) picks along dim (args[1])."""
+    self, dim, index = args[0], args[1], args[2]
+    return index.numel() * (self.numel() // max(self.size(dim), 1))
+
+
+# In-place operations that write some entries of self only, and how many, from their arguments: a cache's
+# index_copy_ of one position fills that position, not the whole buffer.
+_PARTIAL_WRITES = {
+    torch.ops.aten.index_copy_: _slices, torch.ops.aten.index_add_: _slices, torch.ops.aten.index_fill_: _slices,
+    torch.ops.aten.scatter_: lambda args: args[2].numel(), torch.ops.aten.scatter_add_: lambda args: args[2].numel(),
+    torch.ops.aten.scatter_reduce_: lambda args: args[2].numel(),
+    torch.ops.aten.index_put_: lambda args: _indexed_entries(args[0], args[1]),
+}
+
+
+def _count_filled(stats, tensor, written=None):
     """A storage filled piece by piece (out= slices of a buffer made before the call) counts as the bytes
-    written into it, up to its size: a [Tq, Tk] matrix written by row blocks is still that matrix."""
+    written into it, up to its size: a [Tq, Tk] matrix written by row blocks is still that matrix.
+    written: the bytes this operation wrote, when it wrote only some entries of tensor."""
     pointer = _storage_ptr(tensor)
     if pointer is None:
         return
-    total = stats.written.get(pointer, 0) + tensor.numel() * tensor.element_size()
+    total = stats.written.get(pointer, 0) + (tensor.numel() * tensor.element_size() if written is None else written)
     stats.written[pointer] = total
     stats.largest_bytes = max(stats.largest_bytes, min(total, tensor.untyped_storage().nbytes()))
 

@@ -244,6 +244,9 @@ KNOWN_ERRORS = (
      DTYPE_MIX),
     (("to have the same dtype",),
      DTYPE_MIX),
+    (("modified by an inplace operation",),
+     "an in-place operation (masked_fill_, +=, exp_, a slice assignment) changed a tensor that autograd saved for "
+     "the backward pass (torch's message names it): use the out-of-place form (masked_fill, x = x + m)"),
     (("bitwise_and", "not implemented for"),
      "`&` was applied to a floating tensor: `&` combines bool masks only. A float mask is ADDED to the "
      "scores; block the causal future with masked_fill(~causal, float('-inf')) as well"),

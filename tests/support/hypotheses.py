@@ -277,6 +277,16 @@ def weights_wrong_dim(scores, mask=None):
     return _weights(scores, mask, dim=-2) if mask is None else None
 
 
+@variant("weights", "the max subtracted before exp() was taken over the wrong dim: subtract each row's own max, "
+                    "over the keys (amax(dim=-1, keepdim=True))")
+def weights_max_over_queries(scores, mask=None):
+    shifted = apply_mask(scores.double(), mask)
+    column_max = shifted.amax(-2, keepdim=True)
+    exp = torch.exp(shifted - torch.where(torch.isneginf(column_max), torch.zeros_like(column_max), column_max))
+    total = exp.sum(-1, keepdim=True)
+    return torch.where(total == 0, torch.zeros_like(exp), exp / total).to(scores.dtype)
+
+
 @variant("weights", "exp() overflowed to inf: softmax written as exp(s) / exp(s).sum() without subtracting each "
                     "row's max first (torch.softmax does that; or subtract s.amax(-1, keepdim=True))")
 def weights_without_max_subtracted(scores, mask=None):
@@ -453,6 +463,15 @@ _register("sdpa", "causal_bottom_right", "the causal mask is bottom-right aligne
           "top-left aligned, as in torch: query i sees keys j <= i, torch.ones(Tq, Tk).tril()",
           lambda q, k, v, mask=None, is_causal=False, scale=None: _causal_variant(
               k.size(-2) - q.size(-2), when=lambda tq, tk: tq != tk)(q, k, v, mask, is_causal, scale))
+
+
+@variant("sdpa", "the float mask was added before the scaling, so its finite values were scaled too: scale the "
+                 "dot products first, then add the mask")
+def sdpa_float_mask_scaled(q, k, v, mask=None, is_causal=False, scale=None):
+    factor = default_scale(q) if scale is None else scale
+    if not _float(mask) or factor == 1.0:
+        return None
+    return attend(q, k, v, None, is_causal, scale, scores=(dot(q, k) + mask.double()) * factor)
 
 
 @variant("sdpa", "is_causal was ignored: block the keys j > i")

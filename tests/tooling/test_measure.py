@@ -6,6 +6,9 @@ import torch
 from grader.sandbox.proxy import Submission
 
 PROBE = """
+import torch
+
+
 def scale_in_place(x, factor):
     x.mul_(factor)
     return x.sum()
@@ -13,6 +16,22 @@ def scale_in_place(x, factor):
 
 def product(a, b):
     return a @ b
+
+
+def write_one_position(buffer, row, how):
+    # row written into position 3 of buffer [N, 8], made before the call, the way `how` names
+    position = torch.tensor([3])
+    if how == "index_copy_":
+        buffer.index_copy_(0, position, row)
+    elif how == "index_put_":
+        buffer[position] = row
+    elif how == "slice":
+        buffer[3:4] = row
+    elif how == "scatter_":
+        buffer.scatter_(0, position.view(1, 1).expand(1, 8), row)
+    else:
+        buffer.fill_(0.0)
+    return buffer[:4].sum()
 """
 
 
@@ -43,3 +62,16 @@ def test_measure_counts_the_matrix_products_and_the_largest_new_tensor(submissio
 def test_measure_refuses_a_target_that_is_not_part_of_the_submission(submission):
     with pytest.raises(TypeError, match="target must be a function, class or object of the submission"):
         submission.measure(torch.matmul, torch.ones(2, 2), torch.ones(2, 2))
+
+
+@pytest.mark.parametrize("how", ["index_copy_", "index_put_", "slice", "scatter_"])
+def test_writing_one_position_of_a_buffer_counts_that_position_not_the_buffer(submission, how):
+    """However a cache writes its new position (slice assignment, index_copy_, index_put_, scatter_), it fills
+    that position's bytes: the meter does not mistake the whole buffer for a new tensor."""
+    _, measured = submission.measure(submission.write_one_position, torch.zeros(1000, 8), torch.ones(1, 8), how)
+    assert measured.largest_bytes < 1000 * 8 * 4 / 100
+
+
+def test_filling_a_whole_buffer_counts_the_buffer(submission):
+    _, measured = submission.measure(submission.write_one_position, torch.zeros(1000, 8), torch.ones(1, 8), "fill")
+    assert measured.largest_bytes == 1000 * 8 * 4
