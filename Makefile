@@ -35,10 +35,10 @@ install: $(PY)
 # Points lost are what the table is for, not a failure of make (exit 1 would print "make: *** Error 1", which reads
 # as a crash); a grader error (exit 2) still fails. CI and Classroom call the grader and keep its exit status.
 test: $(PY)
-	@$(PY) -m grader grade --suite public --impl $(IMPL) || [ $$? -eq 1 ]
+	@$(PY) -m grader grade --suite public --impl "$(IMPL)" || [ $$? -eq 1 ]
 
 grade: $(PY)
-	$(PY) -m grader grade --suite $(SUITE) --impl $(IMPL) --format $(FORMAT)
+	$(PY) -m grader grade --suite $(SUITE) --impl "$(IMPL)" --format $(FORMAT)
 
 clean:
 	rm -rf dist .pytest_cache grades.csv grades-reports

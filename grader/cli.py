@@ -16,8 +16,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     if args.verbose:  # how the grader isolates the code: for instructors, not part of a student's table
         print(describe(), file=sys.stderr)
+    impl = Path(args.impl)
+    if impl.is_symlink():  # the folder or file the user named, wherever it is; links inside it stay refused
+        impl = impl.resolve()
     try:
-        report = grade(args.impl, args.suite, timeout=args.timeout)
+        report = grade(impl, args.suite, timeout=args.timeout)
     except GraderError as error:
         print(f"grader error (not your code's fault): {error}", file=sys.stderr)
         return 2

@@ -24,7 +24,11 @@ from instructor.warm import warm_launcher
 
 
 def submissions(root):
-    return sorted(path for path in Path(root).iterdir() if path.is_dir() and not path.name.startswith("."))
+    return sorted(path for path in Path(root).iterdir()
+                  if path.is_dir() and not path.name.startswith(".") and path.name not in NOT_STUDENTS)
+
+
+NOT_STUDENTS = ("__MACOSX",)  # what an archive tool adds beside the students' folders
 
 
 def error_report(folder: str | Path, suite: str, why: str) -> Report:
@@ -80,7 +84,7 @@ def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str |
         require("batch", no_sandbox, levels=BATCH_LEVELS)
     folders = submissions(root)
     if only is not None:
-        folders = [folder for folder in folders if folder.name in only]
+        folders = [folder for folder in folders if shown_name(folder.name) in only]
     reports_dir = Path(reports_dir or Path(output).with_suffix("").as_posix() + "-reports")
     private_folder(reports_dir)
     reports = {}
@@ -157,13 +161,19 @@ def _flag_similar(folders, reports, output):
         return False
 
 
+def shown_name(folder_name: str) -> str:
+    """A student folder's name as the gradebook writes it: valid UTF-8, with any byte that was not (a zip's
+    Latin-1 names) written as \\xNN."""
+    return folder_name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def gradebook_row(student: str, report: Report, task_ids: list[str]) -> list[str | float]:
     """One student's row; a student the grader failed on has no scores and "not graded" as total."""
     flags = " | ".join(flag.to_json() for flag in report.flags)
     if not_graded(report):
-        return [student, *([""] * len(task_ids)), NOT_GRADED, "", flags]
+        return [shown_name(student), *([""] * len(task_ids)), NOT_GRADED, "", flags]
     scores = [task.score if (task := report.tasks.get(task_id)) else 0.0 for task_id in task_ids]
-    return [student, *scores, report.score, report.max_score, flags]
+    return [shown_name(student), *scores, report.score, report.max_score, flags]
 
 
 def write_gradebook(reports: dict[str, Report], output: str | Path, keep: bool = False) -> None:
@@ -171,14 +181,14 @@ def write_gradebook(reports: dict[str, Report], output: str | Path, keep: bool =
     task_ids = [task.id for task in TASKS]
     extra = sorted({t for report in reports.values() for t in report.tasks} - set(task_ids))
     header = ["student", *task_ids, *extra, "total", "max_score", "flags"]
-    rows: dict[str, list] = {student: gradebook_row(student, report, task_ids + extra)
+    rows: dict[str, list] = {shown_name(student): gradebook_row(student, report, task_ids + extra)
                              for student, report in reports.items()}
     if keep and Path(output).is_file():
         with open(output, newline="") as handle:
             old = list(csv.reader(handle))
         if old and old[0] == header:
             rows = {row[0]: row for row in old[1:] if row} | rows
-    with open_private(output, newline="") as handle:
+    with open_private(output, newline="", encoding="utf-8") as handle:
         writer = csvsafe.writer(handle)  # a folder name is the student's to choose: no formulas
         writer.writerow(header)
         for student in sorted(rows):

@@ -27,6 +27,11 @@ def set_limits(limits: Limits, own_uid: bool) -> None:
     import resource
 
     def cap(which: int, value: int) -> None:
+        """The limit, or the machine's own hard limit where that is lower already (a login node's ulimit):
+        never raising a hard limit, which an unprivileged or namespaced process may not do."""
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
         resource.setrlimit(which, (value, value))
 
     if own_uid:  # RLIMIT_NPROC counts every process of the real uid: only meaningful for our own uid
@@ -112,6 +117,7 @@ def run_init(config: dict, source: bytes, scratch: Path) -> NoReturn:
 def boot(config_text: str) -> NoReturn:
     """The plain start's init: cgroups, the view, the scratch, then the worker."""
     try:
+        os.umask(0o022)  # the view's folders must be enterable by the worker's uid, whatever the caller's umask
         config = json.loads(config_text)
         cgroups.join(config["cgroups"])
         source = Path(config["impl"]).read_bytes()

@@ -89,13 +89,26 @@ def _detect():
     if forced in LEVELS:  # a weaker level on purpose (tests of the fallbacks)
         return forced
     unshare = shutil.which("unshare")
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 and workers_uids_mapped():
         if unshare and _probe([unshare, *NAMESPACE_FLAGS, "true"]):
             return "namespaces"
         return "uid" if all(_traversable(path) for path in _needed()) else "none"
     if unshare and _probe([unshare, "--user", "--map-root-user", *NAMESPACE_FLAGS, "true"]):
         return "user-namespace"
     return "none"
+
+
+def workers_uids_mapped(uid_map: str = "/proc/self/uid_map") -> bool:
+    """Whether this process's user namespace has the workers' uids (FIRST_UID + slot): root inside a user
+    namespace that maps only itself has none, and must sandbox as an unprivileged user does."""
+    from grader.sandbox.slots import FIRST_UID, SLOTS
+
+    try:
+        lines = Path(uid_map).read_text().split("\n")
+    except OSError:
+        return True  # no user namespaces here: every uid exists
+    ranges = [tuple(map(int, line.split())) for line in lines if len(line.split()) == 3]
+    return any(inside <= FIRST_UID and FIRST_UID + SLOTS <= inside + count for inside, _, count in ranges)
 
 
 def _needed():

@@ -1,8 +1,9 @@
 """Slots: one uid and one set of cgroups per running worker, unique on the whole machine.
 
-A slot is an flock on a file in one machine-wide folder. The folder must not depend on TMPDIR: two
-graders with different TMPDIRs would otherwise take the same uid and cgroup, and each would kill the
-other's worker when it starts or ends.
+A slot is an flock on a file in one machine-wide folder. The folder must not depend on TMPDIR, nor on /tmp
+itself (a service with a private /tmp, `unshare -m`): two graders that saw different folders would take the
+same uid and cgroup, and each would kill the other's worker when it starts or ends. /run/lock is the system's
+folder for machine-wide locks.
 """
 
 import os
@@ -17,7 +18,7 @@ from grader.sandbox.policy import MB, Limits
 
 FIRST_UID = 60000
 SLOTS = 1000
-LOCK_BASES = ("/tmp", "/dev/shm", "/run/lock")  # /tmp first: where graders before this one kept their locks
+LOCK_BASES = ("/run/lock", "/dev/shm", "/tmp")
 
 
 def lock_dir(bases: tuple[str, ...] = LOCK_BASES) -> Path:

@@ -234,7 +234,11 @@ def limit_memory(budget_mb: int) -> None:
     budget = budget_mb * 1024 * 1024
     with open("/proc/self/statm") as statm:
         current = int(statm.read().split()[0]) * resource.getpagesize()
-    resource.setrlimit(resource.RLIMIT_AS, (current + budget, current + budget))
+    limit = current + budget
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:  # the machine's own hard limit is lower: keep it, never raise it
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def warm_up(meta: bool = True) -> None:

@@ -123,6 +123,25 @@ def test_a_checkout_at_a_path_with_a_space_grades_exactly(tmp_path):
     assert_exact(class_folder(tmp_path / "class"), base_env(), cwd=checkout, repo=checkout)
 
 
+def test_a_umask_of_077_grades_exactly(tmp_path):
+    """A hardened machine's umask does not make the sandbox's folders unreadable to the worker's uid."""
+    assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=("sh", "-c", 'umask 077; exec "$@"', "sh"))
+
+
+def test_hard_limits_lower_than_the_graders_grade_exactly(tmp_path):
+    """A login node's hard ulimits (files, CPU time) are kept, never raised: grading goes on within them."""
+    wrapper = ("sh", "-c", 'ulimit -n 128 && ulimit -t 600 && exec "$@"', "sh")
+    assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=wrapper)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
+def test_root_in_a_user_namespace_without_the_workers_uids_grades_exactly(tmp_path):
+    """Root that maps only itself (unshare --user --map-root-user) cannot give workers their uids: the grader
+    sandboxes as an unprivileged user does, or not at all, and still grades exactly."""
+    wrapper = (REAL_UNSHARE, "--user", "--map-root-user")
+    assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=wrapper)
+
+
 def test_unshare_failing_after_the_probe_is_a_grader_error_that_blames_no_student(tmp_path):
     state = tmp_path / "probed"
     bin_dir = fake_unshare(tmp_path / "bin", f'if [ -e "{state}" ]; then {FAILING}; fi; touch "{state}"')
@@ -239,6 +258,41 @@ def test_a_grader_error_that_does_not_recur_costs_the_student_nothing(tmp_path):
     report = grade_folder(tmp_path, "public", 300, launcher=launcher)
     assert launcher.failed and report.failure is None
     assert report.score == report.max_score == FULL
+
+
+def test_a_folder_name_that_is_not_utf8_gets_an_escaped_row_and_the_whole_gradebook(tmp_path):
+    """Folder names unzipped as Latin-1 bytes: every row is written, the name's bad byte as \\xNN."""
+    from instructor.batch import error_report, write_gradebook
+
+    reports = {name: error_report(name, "public", "not graded in this test") for name in ("lat\udce9n", "zoe")}
+    write_gradebook(reports, tmp_path / "grades.csv")
+    assert set(gradebook(tmp_path / "grades.csv")) == {"lat\\xe9n", "zoe"}
+
+
+def test_an_archive_tools_folder_is_not_a_student(tmp_path):
+    from instructor.batch import submissions
+
+    for name in ("__MACOSX", "ada", ".git"):
+        (tmp_path / name).mkdir()
+    assert [path.name for path in submissions(tmp_path)] == ["ada"]
+
+
+def test_a_failure_of_the_graders_own_code_exits_2_not_1(tmp_path):
+    """1 means points lost; a grader that cannot write its report says so with 2 and 'grader error'."""
+    (tmp_path / "a-file").write_text("")
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", "--impl", str(REPO / "solutions"), "--suite",
+                           "public", "--output", str(tmp_path / "a-file" / "report.json")], cwd=REPO,
+                          env=base_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2 and "grader error" in done.stderr.splitlines()[-1]
+
+
+def test_a_submission_named_through_a_symbolic_link_grades_exactly(tmp_path):
+    """`grade --impl LINK` grades the folder LINK names (links inside a submission stay refused)."""
+    root = class_folder(tmp_path / "class")
+    for name in ("ada", "bob"):
+        (tmp_path / f"link-{name}").symlink_to(root / name)
+    for name, expected in (("ada", FULL), ("bob", ZERO)):
+        assert grade(tmp_path / f"link-{name}", base_env())[:2] == (0, expected)
 
 
 def gradebook(path: Path) -> dict[str, dict[str, str]]:

@@ -108,7 +108,7 @@ def test_batch_writes_the_gradebook_before_the_similarity_check_and_then_adds_it
     class_of(root.mkdir() or root, {"ada": REFERENCE, "bob": renamed(REFERENCE)})
     output = tmp_path / "grades.csv"
 
-    def grade_nobody(root, folders, suite, jobs, timeout, tests_dir, record):
+    def grade_nobody(root, folders, suite, jobs, timeout, tests_dir, record, *_):
         for folder in folders:
             record(folder.name, error_report(folder.name, suite, "not graded in this test"))
 
