@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from grader import syntax
+
 MODULES = frozenset({"grader", "gc", "ctypes", "_ctypes", "cffi", "inspect", "importlib", "builtins", "marshal",
                      "types", "pydoc", "runpy", "code", "codeop", "pickle", "dill", "cloudpickle", "operator",
                      "imp", "zipimport", "pkgutil", "site", "sysconfig", "modulefinder", "shelve", "copyreg",
@@ -157,7 +159,7 @@ def scan(source: str | bytes) -> list[Finding]:
     """The constructs of source that reach the grader's internals ([] for any honest attention.py).
     A file that does not parse has none: importing it fails and says why."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except (SyntaxError, ValueError):
         return []
     visitor = _Scan(*_imported_names(tree))

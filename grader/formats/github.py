@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from grader import syntax
 from grader.formats.summary import task_line
 from grader.paths import IMPL_NAME, find_impl
 from grader.report import Report, Status, TestResult
@@ -48,7 +49,7 @@ def _def_lines(impl: Path | None) -> dict[str, int]:
     if impl is None:
         return {}
     try:
-        tree = ast.parse(impl.read_bytes())
+        tree = syntax.parse(impl.read_bytes())
     except (SyntaxError, ValueError, OSError):
         return {}
     return {node.name: node.lineno for node in ast.walk(tree)
