@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from grader.paths import IMPL_NAME
 from grader.sandbox import cgroups, linux, seccomp
-from grader.sandbox.policy import MB, Limits
+from grader.sandbox.policy import MB, Limits, set_rlimit
 from grader.sandbox.view import HOME, View, build, mount_scratch
 
 START_FAILED = 70  # the init's exit status when the sandbox could not be built
@@ -26,20 +26,12 @@ START_FAILED = 70  # the init's exit status when the sandbox could not be built
 def set_limits(limits: Limits, own_uid: bool) -> None:
     import resource
 
-    def cap(which: int, value: int) -> None:
-        """The limit, or the machine's own hard limit where that is lower already (a login node's ulimit):
-        never raising a hard limit, which an unprivileged or namespaced process may not do."""
-        _, hard = resource.getrlimit(which)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        resource.setrlimit(which, (value, value))
-
     if own_uid:  # RLIMIT_NPROC counts every process of the real uid: only meaningful for our own uid
-        cap(resource.RLIMIT_NPROC, limits.processes)
-    cap(resource.RLIMIT_FSIZE, limits.file_size_mb * MB)
-    cap(resource.RLIMIT_NOFILE, limits.open_files)
-    cap(resource.RLIMIT_CPU, limits.cpu_seconds)
-    cap(resource.RLIMIT_CORE, 0)
+        set_rlimit(resource.RLIMIT_NPROC, limits.processes)
+    set_rlimit(resource.RLIMIT_FSIZE, limits.file_size_mb * MB)
+    set_rlimit(resource.RLIMIT_NOFILE, limits.open_files)
+    set_rlimit(resource.RLIMIT_CPU, limits.cpu_seconds)
+    set_rlimit(resource.RLIMIT_CORE, 0)
 
 
 def prepare_scratch(scratch: Path, source: bytes, uid: int | None) -> tuple[Path, Path]:
@@ -117,7 +109,6 @@ def run_init(config: dict, source: bytes, scratch: Path) -> NoReturn:
 def boot(config_text: str) -> NoReturn:
     """The plain start's init: cgroups, the view, the scratch, then the worker."""
     try:
-        os.umask(0o022)  # the view's folders must be enterable by the worker's uid, whatever the caller's umask
         config = json.loads(config_text)
         cgroups.join(config["cgroups"])
         source = Path(config["impl"]).read_bytes()

@@ -207,12 +207,17 @@ def _slices(args):
     return index.numel() * (self.numel() // max(self.size(dim), 1))
 
 
+def _scattered(args):
+    """The entries of self (args[0]) that a scatter's index (args[2]) writes: one per index entry."""
+    return args[2].numel()
+
+
 # In-place operations that write some entries of self only, and how many, from their arguments: a cache's
 # index_copy_ of one position fills that position, not the whole buffer.
 _PARTIAL_WRITES = {
     torch.ops.aten.index_copy_: _slices, torch.ops.aten.index_add_: _slices, torch.ops.aten.index_fill_: _slices,
-    torch.ops.aten.scatter_: lambda args: args[2].numel(), torch.ops.aten.scatter_add_: lambda args: args[2].numel(),
-    torch.ops.aten.scatter_reduce_: lambda args: args[2].numel(),
+    torch.ops.aten.scatter_: _scattered, torch.ops.aten.scatter_add_: _scattered,
+    torch.ops.aten.scatter_reduce_: _scattered,
     torch.ops.aten.index_put_: lambda args: _indexed_entries(args[0], args[1]),
 }
 

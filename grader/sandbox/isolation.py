@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING
 
 from grader.paths import GRADER, REPO, Env
 from grader.sandbox.policy import DEFAULT, Limits
-from grader.sandbox.slots import Slot
+from grader.sandbox.slots import FIRST_UID, SLOTS, Slot
 from grader.sandbox.view import HOME, SCRATCH, mount_point, plan
 
 if TYPE_CHECKING:
@@ -101,8 +101,6 @@ def _detect():
 def workers_uids_mapped(uid_map: str = "/proc/self/uid_map") -> bool:
     """Whether this process's user namespace has the workers' uids (FIRST_UID + slot): root inside a user
     namespace that maps only itself has none, and must sandbox as an unprivileged user does."""
-    from grader.sandbox.slots import FIRST_UID, SLOTS
-
     try:
         lines = Path(uid_map).read_text().split("\n")
     except OSError:

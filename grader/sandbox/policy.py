@@ -56,3 +56,14 @@ def limits_from(environ: Mapping[str, str], base: Limits = Limits()) -> Limits:
 
 
 DEFAULT = Limits()
+
+
+def set_rlimit(which: int, value: int) -> None:
+    """Set resource limit `which` (soft and hard) to value, or to the machine's own hard limit where that is lower
+    already (a login node's ulimit): a hard limit is never raised, which an unprivileged process may not do."""
+    import resource  # POSIX only; called where the sandbox sets limits
+
+    _, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))

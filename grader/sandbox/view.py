@@ -136,6 +136,7 @@ def _bind(source: str, target: str) -> None:
 
 def build(view: View, root: str) -> None:
     """Make view the file system of this mount namespace, with root (an empty folder) as its new root."""
+    os.umask(0o022)  # the folders made here must be enterable by the worker's uid, whatever the caller's umask
     linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
     linux.tmpfs(root, 4, 0o755)
     steps = [(path, "bind") for path in view.read_only] + [(path, "cover") for path in view.covered]

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from grader.sandbox import guard, wire
+from grader.sandbox.policy import set_rlimit
 
 STUDENT_MODULE = "attention"
 
@@ -234,11 +235,7 @@ def limit_memory(budget_mb: int) -> None:
     budget = budget_mb * 1024 * 1024
     with open("/proc/self/statm") as statm:
         current = int(statm.read().split()[0]) * resource.getpagesize()
-    limit = current + budget
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:  # the machine's own hard limit is lower: keep it, never raise it
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    set_rlimit(resource.RLIMIT_AS, current + budget)
 
 
 def warm_up(meta: bool = True) -> None:
