@@ -50,8 +50,10 @@ def pytest_configure(config: pytest.Config) -> None:
     impl = resolve_impl(config.getoption("--impl"))
     _STATE["impl"] = impl
     if impl.is_file() and not handover.collect_only:
+        reporter = _STATE.get("reporter")
+        on_ready = (lambda: reporter.send({"kind": "worker-ready"})) if reporter else None
         submission = Submission(impl, limits=handover.limits, log_path=handover.worker_log,
-                                hide=list(handover.hide), level=handover.level)
+                                hide=list(handover.hide), level=handover.level, on_ready=on_ready)
         if handover.worker_fd is not None and handover.worker_pid is not None:
             # the grader started it before pytest: torch imports overlap
             submission.adopt(handover.worker_fd, handover.worker_pid)

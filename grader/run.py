@@ -45,6 +45,7 @@ class RawRun:
     timed_out: bool = False
     pytest_json: dict[str, Any] | None = None  # pytest-json-report's report of the run, signed like the results
     grader_error: str | None = None  # the grader could not run the student's code (its sandbox did not start)
+    worker_ready: bool = False  # a worker stood in its sandbox with torch imported: the student's code could run
 
 
 # The levels whose worker can write nothing of the checkout (a read-only view, or another uid): a change of the
@@ -139,6 +140,8 @@ def collect(run: RawRun, process: Any, report_fd: int, key: bytes, deadline: flo
                 run.results.setdefault(record["id"], TestRecord.from_json(record))
             elif record["kind"] == "pytest-json" and run.pytest_json is None:
                 run.pytest_json = record["report"]
+            elif record["kind"] == "worker-ready":
+                run.worker_ready = True
             elif record["kind"] == "grader-error" and run.grader_error is None:
                 run.grader_error = record["message"]
     stream.close()
@@ -237,6 +240,10 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
         what = "reached the time limit" if run.timed_out else "stopped"
         raise GraderError(f"the test process {what} before it listed the tests, before any of the student's code "
                           "ran:\n" + run.log[-4000:])
+    if run.timed_out and not run.worker_ready:
+        raise GraderError(f"no worker was ready to run the student's code within the time limit ({timeout:g} s): "
+                          "its sandbox did not start in time, and nothing of the student's ran (a stuck or "
+                          "loaded machine; grade again, or give a longer --timeout)")
     if run.manifest and not run.results and not run.timed_out:
         # Every test reports a result, whatever the student's code does in it (a crash, a hang, an exit are
         # the test's failure); a run with none stopped in the grader's own code, e.g. a suite that no longer imports.

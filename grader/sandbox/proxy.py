@@ -12,6 +12,7 @@ import os
 import signal
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -64,8 +65,11 @@ class Submission:
     """Proxy for the student's `attention.py`, running in a worker process."""
 
     def __init__(self, impl_file: str | os.PathLike[str], limits: Limits | None = None,
-                 log_path: str | None = None, hide: list[str] | None = None, level: str | None = None) -> None:
-        """level: the isolation the grader checked for this run (None: this process's own level)."""
+                 log_path: str | None = None, hide: list[str] | None = None, level: str | None = None,
+                 on_ready: Callable[[], None] | None = None) -> None:
+        """level: the isolation the grader checked for this run (None: this process's own level).
+        on_ready: called each time a worker stands ready (the grader hears of it: a run that times out with
+        no worker ever ready failed before any of the student's code ran)."""
         self.impl_file = str(Path(impl_file).resolve())
         self.level = level
         self.limits = limits or Limits()
@@ -80,6 +84,7 @@ class Submission:
         self.exception_classes: dict[str, type[RaisedInSubmission]] = {}
         self.flags: list[str] = []
         self.import_failure: SubmissionError | None = None
+        self.on_ready = on_ready
 
     # -- process ------------------------------------------------------------------------------
 
@@ -144,6 +149,8 @@ class Submission:
                 problem = f"{type(error).__name__}: {error}"
             if not problem:
                 self.ready = True
+                if self.on_ready is not None:
+                    self.on_ready()
                 return
             self.stop()
         raise SandboxFailed(f"the sandbox for the student's code did not start ({START_ATTEMPTS} attempts): {problem}")

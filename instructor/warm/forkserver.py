@@ -21,6 +21,9 @@ from typing import ClassVar, NoReturn, TypeVar
 ATTACH = {"attach": True}
 C = TypeVar("C", bound="Client")
 REAP_EVERY_S = 1.0
+# A fork and its reply take milliseconds; a server that says nothing for this long is stuck (in a kernel call
+# of its own, say), and the run that waits on it is the grader's failure, reported as one, not a hang.
+REPLY_SECONDS = 60.0
 
 
 class ServerGone(RuntimeError):
@@ -30,9 +33,10 @@ class ServerGone(RuntimeError):
 class Channel:
     """A client's control socket to a fork server; safe to use from several threads."""
 
-    def __init__(self, control: socket.socket) -> None:
+    def __init__(self, control: socket.socket, reply_seconds: float = REPLY_SECONDS) -> None:
         self.lock = threading.Lock()
         self.control = control
+        self.reply_seconds = reply_seconds
         self.gone = False  # set once a request found the server gone: start or attach to another
 
     def request(self, message: dict, fds: list[int]) -> int:
@@ -66,6 +70,9 @@ class Channel:
         try:
             with self.lock:
                 socket.send_fds(self.control, [json.dumps(message).encode()], fds)
+                if not select.select([self.control], [], [], self.reply_seconds)[0]:
+                    self.gone = True
+                    raise ServerGone(f"the server did not answer within {self.reply_seconds:g} s")
                 reply, received, _, _ = socket.recv_fds(self.control, 1024, 1)
         except OSError as error:
             self.gone = True

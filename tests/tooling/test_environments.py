@@ -41,11 +41,11 @@ def class_folder(root: Path) -> Path:
 
 
 def grade(impl: str | Path, env: dict, cwd: Path = REPO, wrapper: tuple[str, ...] = (),
-          repo: Path = REPO) -> tuple[int, float | None, str]:
+          repo: Path = REPO, extra: tuple[str, ...] = ()) -> tuple[int, float | None, str]:
     """(exit status, score or None, stderr) of `python -m grader grade` on impl's public suite."""
     out = Path(env.get("TMPDIR") or "/tmp").parent / f"report-{os.getpid()}.json"
     argv = [*wrapper, sys.executable, "-m", "grader", "grade", "--impl", str(impl), "--suite", "public",
-            "--format", "json", "--output", str(out), "--exit-zero"]
+            "--format", "json", "--output", str(out), "--exit-zero", *extra]
     done = subprocess.run(argv, cwd=cwd, env={**env, "PYTHONPATH": str(repo)}, capture_output=True, text=True,
                           timeout=600)
     score = json.loads(out.read_text())["score"] if done.returncode == 0 and out.is_file() else None
@@ -150,6 +150,15 @@ def test_unshare_failing_after_the_probe_is_a_grader_error_that_blames_no_studen
     assert code == 2 and score is None
     assert "grader error (not your code's fault)" in stderr and "sandbox" in stderr
     assert "your code" not in stderr.replace("not your code's fault", "")
+
+
+def test_unshare_hanging_after_the_probe_is_a_grader_error_not_a_timeout_of_the_students(tmp_path):
+    state = tmp_path / "probed"
+    bin_dir = fake_unshare(tmp_path / "bin", f'if [ -e "{state}" ]; then exec sleep 600; fi; touch "{state}"')
+    env = base_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    code, score, stderr = grade(class_folder(tmp_path / "class") / "ada", env, extra=("--timeout", "20"))
+    assert code == 2 and score is None
+    assert "grader error (not your code's fault)" in stderr and "nothing of the student's ran" in stderr
 
 
 @pytest.mark.skipif(sandbox.level() not in ("namespaces", "uid", "user-namespace"), reason="needs a sandbox")

@@ -9,7 +9,7 @@ import pytest
 
 from grader.handover import Handover
 from grader.run import child_env
-from instructor.warm import prefork
+from instructor.warm import forkserver, prefork
 
 pytestmark = pytest.mark.skipif(not prefork.available(), reason="needs Linux pidfds")
 
@@ -50,3 +50,13 @@ def test_nonsense_on_a_channel_closes_that_channel_only(server, tmp_path):
     talker.settimeout(30)
     assert talker.recv(100) == b""
     forked_pytest(server, tmp_path)
+
+
+def test_a_server_that_never_answers_is_reported_gone_not_waited_for():
+    ours, stuck_server = socket.socketpair()
+    channel = forkserver.Channel(ours, reply_seconds=0.2)
+    with pytest.raises(forkserver.ServerGone, match="did not answer within 0.2 s"):
+        channel.request({"args": []}, [])
+    assert channel.gone
+    channel.close()
+    stuck_server.close()
