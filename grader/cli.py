@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.paths import ASSIGNMENT, SUITE_CHOICES
+from grader.sandbox.policy import SettingError
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -57,6 +58,17 @@ def cmd_gradescope_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def seconds(text: str) -> float:
+    """--timeout: a positive number of seconds, refused in one line (argparse's) otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r}: give the limit for the whole run in seconds, e.g. 600")
+    return value
+
+
 FORMATS = ("summary", "json", "gradescope", "classroom", "pytest-json", "github", "github-annotations")
 
 
@@ -82,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--verbose", action="store_true", help="summary: every failure, not the first per task")
     grade.add_argument("--show-output", action="store_true",
                        help="summary: also print the last lines your code printed (the worker's log)")
-    grade.add_argument("--timeout", type=float, default=600.0, help="limit for the whole run, in seconds")
+    grade.add_argument("--timeout", type=seconds, default=600.0, help="limit for the whole run, in seconds")
     grade.add_argument("--hidden-visibility", default="after_published",
                        choices=("hidden", "after_due_date", "after_published", "visible"),
                        help="gradescope: visibility of hidden-suite tests")
@@ -103,4 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except SettingError as error:  # the instructor's setting, not a failure of the tools
+        print(f"python -m grader: {error}", file=sys.stderr)
+        return 2

@@ -4,6 +4,7 @@ student only. Options join GitHub Classroom's roster (instructor.lms) and flag s
 
 import csv
 import json
+import os
 import sys
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -16,7 +17,7 @@ from grader.paths import find_impl
 from grader.report import FlagKind, Report, failure_report
 from grader.run import GraderError, fingerprint, suite_paths
 from grader.sandbox.isolation import require
-from grader.sandbox.policy import Limits
+from grader.sandbox.policy import Limits, limits_from
 from grader.tasks import TASKS
 from instructor import csvsafe
 from instructor.private import open_private, private_folder, write_private
@@ -80,6 +81,7 @@ def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str |
     only: grade just these students and keep every other row of the gradebook at output as it is
     (--only-failed: the students a grader error left not graded). syntax_scan, limits: as grader.grade.grade's
     (local grading only; limits default to the GRADER_* overrides of the environment)."""
+    limits = limits or limits_from(os.environ)  # a setting that cannot grade correct code stops here, not per row
     if not (scheduler or cluster):  # on Dask, each task requires the sandbox on the host that grades it
         require("batch", no_sandbox, levels=BATCH_LEVELS)
     folders = submissions(root)

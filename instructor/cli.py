@@ -6,7 +6,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from grader.cli import seconds
 from grader.paths import SUITE_CHOICES
+from grader.sandbox.policy import SettingError
 
 
 def cmd_stubs(args: argparse.Namespace) -> int:
@@ -102,7 +104,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     batch.add_argument("--suite", choices=SUITE_CHOICES, default="all")
     batch.add_argument("--jobs", type=int, default=2)
     batch.add_argument("--output", default="grades.csv")
-    batch.add_argument("--timeout", type=float, default=600.0)
+    batch.add_argument("--timeout", type=seconds, default=600.0)
     batch.add_argument("--no-sandbox", action="store_true",
                        help="grade even where student code cannot be sandboxed (it then runs with your permissions)")
     where = batch.add_mutually_exclusive_group()
@@ -148,4 +150,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(argv[0] if argv else None).parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except SettingError as error:  # the instructor's setting, not a failure of the tools
+        print(f"python -m instructor: {error}", file=sys.stderr)
+        return 2

@@ -1,5 +1,6 @@
 """Every limit on student code, in one table, read from the environment in one place."""
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
@@ -45,13 +46,32 @@ ENVIRONMENT = {  # setting -> the variable that overrides it
 }
 
 
+# The lowest value of each setting the environment may give: below it, correct code would fail (run out of memory,
+# time out) and the student would be blamed for the grader's setting. tests/tooling/test_policy.py grades the
+# reference at these floors.
+FLOORS = {"address_space_mb": 256, "tree_memory_mb": 512, "call_seconds": 1.0, "import_seconds": 10.0}
+
+
+class SettingError(ValueError):
+    """A GRADER_* setting that cannot grade correct code: the one line says which and what to give."""
+
+
 def limits_from(environ: Mapping[str, str], base: Limits = Limits()) -> Limits:
-    """base with the settings environ overrides (GRADER_CALL_TIMEOUT=10, ...)."""
+    """base with the settings environ overrides (GRADER_CALL_TIMEOUT=10, ...); SettingError for a value that is
+    not a number or is below its floor."""
     changes: dict[str, Any] = {}
     for name, variable in ENVIRONMENT.items():
-        if environ.get(variable):
-            kind = type(getattr(base, name))
-            changes[name] = kind(float(environ[variable])) if kind is int else float(environ[variable])
+        text = environ.get(variable)
+        if not text:
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value >= FLOORS[name]):
+            raise SettingError(f"{variable}={text!r}: give a number of at least {FLOORS[name]:g} "
+                               f"(the default is {getattr(base, name):g}), or unset it")
+        changes[name] = int(value) if type(getattr(base, name)) is int else value
     return replace(base, **changes)
 
 
