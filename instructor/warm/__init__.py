@@ -11,6 +11,7 @@ grades with them (a grader.launch.Launcher, passed to grade()).
 
 import contextlib
 import socket
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -30,9 +31,12 @@ class WarmLauncher:
     """Forks the pytest child from a prefork server and the worker from a zygote, where each is given;
     starts a new process (grader.launch.PLAIN) for what is not."""
 
-    def __init__(self, zygote: Zygote | None = None, prefork: Prefork | None = None) -> None:
+    def __init__(self, zygote: Zygote | None = None, prefork: Prefork | None = None,
+                 scratch: str | None = None) -> None:
+        """scratch: the pytest children's TMPDIR (what torch caches there is the batch's, not the class folder's)."""
         self.zygote = zygote
         self.prefork = prefork
+        self.scratch = scratch
         self.detached_workers = zygote is not None  # a zygote's worker is no child of ours
 
     def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, handover: Handover,
@@ -40,7 +44,7 @@ class WarmLauncher:
         """A forked child runs in the prefork server's environment (child_env when it started) and is given
         handover directly."""
         if self.prefork is None:
-            return PLAIN.start_pytest(argv, env, cwd, handover, stdout)
+            return PLAIN.start_pytest(argv, scratch_env(env, self.scratch), cwd, handover, stdout)
         pytest_args = argv[argv.index("pytest") + 1:]
         out = stdout if isinstance(stdout, int) else stdout.fileno()
         return self.prefork.start(pytest_args, handover, str(cwd), out)
@@ -52,26 +56,35 @@ class WarmLauncher:
         return self.zygote.spawn(impl_file, log, limits)
 
 
-def start_servers(hide: Sequence[str]) -> list[Client]:
-    """Where this machine allows: a zygote whose view also hides the folders in hide, and a prefork server."""
+def scratch_env(env: dict[str, str], scratch: str | None) -> dict[str, str]:
+    """env with TMPDIR at scratch, where one is given."""
+    return env if scratch is None else {**env, "TMPDIR": scratch}
+
+
+def start_servers(hide: Sequence[str], scratch: str | None = None) -> list[Client]:
+    """Where this machine allows: a zygote whose view also hides the folders in hide, and a prefork server
+    (whose children's TMPDIR is scratch, where one is given)."""
     servers: list[Client] = []
     if zygote_available():
         servers.append(Zygote(hide=hide))
     if prefork_available():
-        servers.append(Prefork(env=child_env()))
+        servers.append(Prefork(env=scratch_env(child_env(), scratch)))
     return servers
 
 
-def launcher_for(servers: Sequence[Client]) -> WarmLauncher:
+def launcher_for(servers: Sequence[Client], scratch: str | None = None) -> WarmLauncher:
     """The launcher that grades with these servers."""
     zygote = next((s for s in servers if isinstance(s, Zygote)), None)
     prefork = next((s for s in servers if isinstance(s, Prefork)), None)
-    return WarmLauncher(zygote, prefork)
+    return WarmLauncher(zygote, prefork, scratch)
 
 
 @contextlib.contextmanager
 def warm_launcher(hide: Sequence[str]) -> Iterator[WarmLauncher]:
-    """A launcher with freshly started servers, closed when the block ends."""
+    """A launcher with freshly started servers, closed when the block ends. The pytest children write their
+    temporary files (torch's caches) into a folder of the batch's own, removed at the end: with TMPDIR inside
+    the class folder they would otherwise be listed as students by the next batch."""
     with contextlib.ExitStack() as stack:
-        servers = [stack.enter_context(server) for server in start_servers(hide)]
-        yield launcher_for(servers)
+        scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="grader-batch-"))
+        servers = [stack.enter_context(server) for server in start_servers(hide, scratch)]
+        yield launcher_for(servers, scratch)

@@ -81,6 +81,16 @@ def test_tmpdir_is_the_class_folder_and_grades_exactly(tmp_path):
     assert_exact(root, base_env(TMPDIR=str(root)))
 
 
+def test_a_batch_with_tmpdir_at_the_class_folder_leaves_no_folder_the_next_batch_takes_for_a_student(tmp_path):
+    root = class_folder(tmp_path / "class")
+    argv = [sys.executable, "-m", "instructor", "batch", str(root), "--suite", "all",
+            "--output", str(tmp_path / "grades.csv")]
+    done = subprocess.run(argv, cwd=REPO, env={**base_env(TMPDIR=str(root)), "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(path.name for path in root.iterdir()) == ["ada", "bob"]
+
+
 def test_tmpdir_with_a_space_and_non_ascii_letters_grades_exactly(tmp_path):
     tmpdir = tmp_path / "job dir é"
     tmpdir.mkdir(mode=0o700)
