@@ -95,4 +95,4 @@ gradescope: $(PY)
 	$(PY) -m instructor gradescope dist/gradescope
 
 bench-grade: $(PY)
-	$(PY) -m instructor bench-grade
+	$(PY) -m instructor bench-grade $(if $(AGAINST),--against "$(AGAINST)")

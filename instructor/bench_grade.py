@@ -1,6 +1,7 @@
 """How much grading costs: wall time, CPU-seconds and peak memory of whole grader commands.
 
     python -m instructor bench-grade [--runs 3] [--students 6] [--no-write]      (make bench-grade)
+    python -m instructor bench-grade --against OTHER_CHECKOUT [--runs 4]        (make bench-grade AGAINST=...)
 
 Each case runs as a child process tree, several times; the table gives medians. CPU-seconds are the
 user + system time of the whole tree, read from a cpuacct cgroup the case runs in (root, cgroup v1);
@@ -9,6 +10,10 @@ worker: about half of a grade's CPU). Peak memory is the largest resident set of
 Ratios are to a bare `python -c "import torch"`, the floor any grading pays. The large-class cases
 (LocalCluster against --jobs 2) run once per three runs of the others. Writes its section of
 docs/benchmarks.md between two markers, leaving the attention benchmarks (instructor.bench) as they are.
+
+--against compares this checkout with another (e.g. `git worktree add /tmp/base COMMIT`), each case run in
+both, alternating, so that a load that comes and goes weighs on both alike: the way to say whether a change
+kept the cost within --tolerance (exit 1 if not). A table of another day is no baseline: machines drift.
 """
 
 import os
@@ -65,15 +70,15 @@ def _remove_group(group):
             time.sleep(0.05)
 
 
-def measure(command, env=None):
-    """Run command to its end; its wall time, the CPU-seconds of its whole tree and its peak RSS."""
+def measure(command, env=None, cwd=REPO):
+    """Run command (in cwd) to its end; its wall time, the CPU-seconds of its whole tree and its peak RSS."""
     group = _cpu_group()
 
     def join_group():
         (group / "cgroup.procs").write_text(str(os.getpid()))
 
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO, env=env,
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env,
                                preexec_fn=join_group if group else None)
     _, _, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
@@ -122,7 +127,8 @@ def class_folder(root, students, source=SOLUTION_FILE):
     return folder
 
 
-def cases(root, students, large_class):
+def cases(root, students, large_class, checkout=REPO):
+    """The cases, as commands run from checkout (`python -m` imports that checkout's grader)."""
     python = sys.executable
     grade = (python, "-m", "grader", "grade", "--exit-zero")
     crash = submission(root, "crash", CRASH_AT_IMPORT)
@@ -136,9 +142,9 @@ def cases(root, students, large_class):
              "--suite", "all", "--output", str(Path(root) / "large.csv"))
     return [
         Case("import torch", (python, "-c", "import torch")),
-        Case("make test (public, reference)", (*grade, "--suite", "public", "--impl", "solutions")),
-        Case("full grade (all suites, reference)", (*grade, "--suite", "all", "--impl", "solutions")),
-        Case("full grade, stubs", (*grade, "--suite", "all", "--impl", "assignment")),
+        Case("make test (public, reference)", (*grade, "--suite", "public", "--impl", str(checkout / "solutions"))),
+        Case("full grade (all suites, reference)", (*grade, "--suite", "all", "--impl", str(checkout / "solutions"))),
+        Case("full grade, stubs", (*grade, "--suite", "all", "--impl", str(checkout / "assignment"))),
         Case("full grade, crash at import", (*grade, "--suite", "all", "--impl", str(crash))),
         Case("full grade, hang at import", (*grade, "--suite", "all", "--impl", str(hang))),
         Case(f"batch --jobs 1, {students} students", (*batch, "--jobs", "1"), per_student=students),
@@ -227,6 +233,47 @@ def write_section(path, lines):
     path.write_text(text)
 
 
+def compared(pairs_of_samples):
+    """Per case: (case, the other checkout's median, this one's median) from alternating samples."""
+    return [(case, median_of(theirs), median_of(ours)) for case, theirs, ours in pairs_of_samples]
+
+
+def comparison_table(rows, tolerance):
+    """The A/B table, and whether every case's wall and CPU stayed within tolerance of the other checkout's."""
+    lines = ["| case | wall s, other -> this | CPU s, other -> this |", "|---|---|---|"]
+    within = True
+    for case, theirs, ours in rows:
+        wall, cpu = ours.wall / theirs.wall - 1, ours.cpu / theirs.cpu - 1
+        within = within and wall <= tolerance and cpu <= tolerance
+        lines.append(f"| {case.name} | {theirs.wall:.2f} -> {ours.wall:.2f} ({wall:+.0%}) | "
+                     f"{theirs.cpu:.2f} -> {ours.cpu:.2f} ({cpu:+.0%}) |")
+    return lines, within
+
+
+def run_against(args):
+    other = Path(args.against).resolve()
+    if not (other / "grader" / "grade.py").is_file():
+        print(f"bench-grade: --against {args.against}: not a checkout of this project (no grader/grade.py there); "
+              "make one with `git worktree add PATH COMMIT`", file=sys.stderr)
+        return 2
+    root = Path(tempfile.mkdtemp(prefix="bench-grade-"))
+    try:
+        theirs = {case.name: case for case in cases(root / "other", args.students, 0, other) if not case.large}
+        ours = [case for case in cases(root / "this", args.students, 0) if not case.large]
+        samples = []
+        for case in ours:
+            pairs = [(measure(theirs[case.name].command, cwd=other), measure(case.command)) for _ in range(args.runs)]
+            samples.append((case, [a for a, _ in pairs], [b for _, b in pairs]))
+            print(f"  {case.name}: {compared([samples[-1]])[0][1:]}", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    lines, within = comparison_table(compared(samples), args.tolerance)
+    print(f"This checkout against {other}: medians of {args.runs} alternating runs each, CPU from {cpu_source()}.")
+    print("\n".join(lines))
+    print(f"every case within {args.tolerance:.0%}: {'yes' if within else 'no'}")
+    return 0 if within else 1
+
+
 def add_arguments(parser):
     parser.add_argument("--runs", type=int, default=3, help="runs of each case (default 3)")
     parser.add_argument("--students", type=int, default=6, help="class size for the batch cases (default 6)")
@@ -235,9 +282,15 @@ def add_arguments(parser):
     parser.add_argument("--pairs", type=int, default=3,
                         help="runs of the large class each way, alternating (default 3)")
     parser.add_argument("--no-write", action="store_true", help="print the table only")
+    parser.add_argument("--against", metavar="CHECKOUT",
+                        help="compare with another checkout, alternating (prints a table; writes nothing)")
+    parser.add_argument("--tolerance", type=float, default=0.10,
+                        help="--against: the largest increase of wall or CPU time accepted (default 0.10)")
 
 
 def run(args):
+    if args.against:
+        return run_against(args)
     root = Path(tempfile.mkdtemp(prefix="bench-grade-"))
     load_before = os.getloadavg()[0]
     try:

@@ -6,8 +6,11 @@ from instructor.bench_grade import (
     Case,
     Sample,
     cluster_ratios,
+    comparison_table,
+    compared,
     marked_section,
     median_of,
+    run_against,
     section,
     table,
     write_section,
@@ -57,3 +60,19 @@ def test_the_section_names_every_pairs_ratio_and_their_median():
 def test_a_median_sample_takes_each_figure_s_median():
     samples = [Sample(1.0, 5.0, 10), Sample(3.0, 1.0, 30), Sample(2.0, 3.0, 20)]
     assert median_of(samples) == Sample(2.0, 3.0, 20)
+
+
+def test_a_comparison_gives_each_cases_change_and_fails_past_the_tolerance():
+    case = Case("full grade", ())
+    rows = compared([(case, [Sample(10.0, 20.0, 1)], [Sample(10.5, 23.0, 1)])])
+    lines, within = comparison_table(rows, tolerance=0.10)
+    assert lines[-1] == "| full grade | 10.00 -> 10.50 (+5%) | 20.00 -> 23.00 (+15%) |"
+    assert not within
+    assert comparison_table(rows, tolerance=0.20)[1]
+
+
+def test_against_a_folder_that_is_no_checkout_is_refused_in_one_line(tmp_path, capsys):
+    import argparse
+    args = argparse.Namespace(against=str(tmp_path), runs=1, students=1, tolerance=0.1)
+    assert run_against(args) == 2
+    assert capsys.readouterr().err.count("\n") == 1
