@@ -49,7 +49,7 @@ ENVIRONMENT = {  # setting -> the variable that overrides it
 # The lowest value of each setting the environment may give: below it, correct code would fail (run out of memory,
 # time out) and the student would be blamed for the grader's setting. tests/tooling/test_policy.py grades the
 # reference at these floors.
-FLOORS = {"address_space_mb": 256, "tree_memory_mb": 512, "call_seconds": 1.0, "import_seconds": 10.0}
+FLOORS = {"address_space_mb": 256, "tree_memory_mb": 384, "call_seconds": 1.0, "import_seconds": 2.0}
 
 
 class SettingError(ValueError):
