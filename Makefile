@@ -8,8 +8,11 @@ FORMAT ?= summary
 TORCH_VERSION := 2.13.0
 # torch comes from PyTorch's CPU index ONLY (--index-url, never --extra-index-url: with two indexes pip may take
 # PyPI's torch, on Linux a multi-GB CUDA build), in a step of its own; then grader.cpu_torch stops the install
-# if a CUDA build got in anyway (from an index in your pip configuration, say).
+# if a CUDA build got in anyway.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+# On Linux the pin names the local version too (2.13.0+cpu): an index or find-links folder in your pip configuration
+# can offer 2.13.0+cu128, which pip prefers to +cpu for the plain pin. macOS wheels carry no local version.
+TORCH_SPEC := torch==$(TORCH_VERSION)$(if $(filter Linux,$(shell uname -s)),+cpu)
 TORCH_PIP_OPTIONS ?= --retries 3 --timeout 30
 # requirements.txt is what grading needs; requirements-notebook.txt adds the notebook's; -dev the instructors'.
 REQUIREMENTS ?= $(firstword $(wildcard requirements-dev.txt requirements-notebook.txt) requirements.txt)
@@ -26,8 +29,8 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 install: $(PY)
-	@$(PY) -m pip install $(TORCH_PIP_OPTIONS) --index-url $(TORCH_INDEX) torch==$(TORCH_VERSION) || { \
-	  echo "make install: torch==$(TORCH_VERSION) could not be installed from $(TORCH_INDEX) (PyTorch's CPU index):" \
+	@$(PY) -m pip install $(TORCH_PIP_OPTIONS) --index-url $(TORCH_INDEX) "$(TORCH_SPEC)" || { \
+	  echo "make install: $(TORCH_SPEC) could not be installed from $(TORCH_INDEX) (PyTorch's CPU index):" \
 	       "check your connection or set TORCH_INDEX=URL of a mirror of it; nothing else was installed" >&2; exit 1; }
 	$(PY) -m grader.cpu_torch
 	$(PY) -m pip install -r $(REQUIREMENTS)

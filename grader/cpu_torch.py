@@ -8,7 +8,7 @@ grades the same but costs minutes and gigabytes on every install, so the install
 import sys
 
 FIX = ("reinstall it from the CPU index: python -m pip install --force-reinstall "
-       "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0")
+       "--index-url https://download.pytorch.org/whl/cpu 'torch==2.13.0+cpu'")
 
 
 def problem() -> str | None:

@@ -81,6 +81,7 @@ def test_every_install_takes_torch_from_the_cpu_index_alone_then_checks_it(relat
     text = (REPO / relative).read_text()
     commands = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
     assert not [line for line in commands if "--extra-index-url" in line]
+    text = text.replace('"$(TORCH_SPEC)"', "torch==$(TORCH_SPEC)")  # the Makefile names its pin once, above
     torch_lines = [line for line in text.splitlines() if re.search(r"pip install .*torch==", line)]
     assert torch_lines, f"{relative} installs no pinned torch"
     for line in torch_lines:
@@ -88,3 +89,43 @@ def test_every_install_takes_torch_from_the_cpu_index_alone_then_checks_it(relat
         assert "-r " not in line, f"torch is installed in a step of its own: {line}"
     after = text[text.index(torch_lines[-1]):]
     assert "grader.cpu_torch" in after, f"{relative} does not check that torch is a CPU build"
+
+
+def tiny_wheel(folder: Path, version: str) -> None:
+    """A valid, empty wheel of torch at version (pip reads its metadata; nothing in it is run)."""
+    import zipfile
+
+    name = f"torch-{version}.dist-info"
+    files = {f"{name}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n",
+             f"{name}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    files[f"{name}/RECORD"] = "".join(f"{path},,\n" for path in files) + f"{name}/RECORD,,\n"
+    with zipfile.ZipFile(folder / f"torch-{version}-py3-none-any.whl", "w") as wheel:
+        for path, text in files.items():
+            wheel.writestr(path, text)
+
+
+def torch_spec_of_make_install() -> str:
+    dry = subprocess.run(["make", "-n", "-s", "-f", str(REPO / "Makefile"), "install"], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout
+    return re.search(r'pip install .*?"(torch==[^"]+)"', dry).group(1)
+
+
+def chosen_torch(spec: str, links: Path) -> str:
+    report = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-",
+                             "--no-deps", "--ignore-installed", "--index-url", DEAD_INDEX, "--retries", "0", "--timeout", "2",
+                             "--find-links", str(links), spec], capture_output=True, text=True,
+                            env=offline_pip_environment(), timeout=120)
+    assert report.returncode == 0, report.stderr[-2000:]
+    import json
+
+    return json.loads(report.stdout)["install"][0]["metadata"]["version"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the +cpu pin is Linux's")
+def test_make_install_takes_the_cpu_build_even_where_the_pip_configuration_offers_a_cuda_one(tmp_path):
+    if not nothing_listens_on_the_dead_index():
+        pytest.skip("something listens on 127.0.0.1:9")
+    for version in ("2.13.0+cpu", "2.13.0+cu128"):
+        tiny_wheel(tmp_path, version)
+    assert chosen_torch("torch==2.13.0", tmp_path) == "2.13.0+cu128"  # why the pin names +cpu
+    assert chosen_torch(torch_spec_of_make_install(), tmp_path) == "2.13.0+cpu"
