@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 from grader.formats import summary
-from grader.report import Report
+from grader.report import Report, make_report
 
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
 
@@ -15,6 +15,19 @@ def _failure(message: str) -> str:
     return json.dumps({"score": 0.0, "output": message, "output_format": "text", "visibility": "visible",
                        "tests": [{"name": "grader", "score": 0.0, "max_score": 0.0, "status": "failed",
                                   "output": message}]})
+
+
+HIDDEN_NOTE = ("\nThe hidden tests ran too; their results and points show here once your instructor publishes "
+               "the grades.\n")
+
+
+def visible_output(report: Report, hidden_visibility: str) -> str:
+    """The top-level output, which Gradescope always shows: the summary of the tests a student may see now. A
+    hidden test's name, message or points in it would show what the tests' own visibility keeps back."""
+    if hidden_visibility == "visible" or not any(test.suite == "hidden" for test in report.tests):
+        return summary.render(report)
+    public = [test for test in report.tests if test.suite != "hidden"]
+    return summary.render(make_report(public, report.flags, "public", report.impl, report.execution_time)) + HIDDEN_NOTE
 
 
 def render(report: Report, hidden_visibility: str = "after_published", **_: Any) -> str:
@@ -36,7 +49,7 @@ def render(report: Report, hidden_visibility: str = "after_published", **_: Any)
     results = {
         "score": report.score + (report.bonus_score or 0.0),
         "execution_time": report.execution_time,
-        "output": summary.render(report),
+        "output": visible_output(report, hidden_visibility),
         "output_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",

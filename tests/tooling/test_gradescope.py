@@ -99,3 +99,35 @@ def test_a_run_past_its_budget_still_writes_results_with_every_test_failed(bundl
     results = run_autograder(bundle, tmp_path, {"attention.py": HANG_AT_IMPORT}, GRADER_RUN_BUDGET="10")
     assert results["score"] == 0 and len(results["tests"]) > 1
     assert all(test["status"] == "failed" and "time limit" in test["output"] for test in results["tests"])
+
+
+def graded(task, suite, passed, name, message=""):
+    from grader.report import Status, TestResult
+
+    return TestResult(id=f"tests/{suite}/t.py::{name}", name=name, task=task, suite=suite,
+                      status=Status.PASSED if passed else Status.FAILED, message=message,
+                      score=2.0 if passed else 0.0, max_score=2.0, doc=f"checks {name}")
+
+
+@pytest.mark.parametrize("visibility", ["hidden", "after_due_date", "after_published"])
+def test_the_always_visible_output_shows_nothing_of_a_hidden_test(visibility):
+    from grader.formats import gradescope as format_
+    from grader.report import make_report
+
+    tests = [graded("sdpa", "public", True, "test_public_ok"),
+             graded("sdpa", "hidden", False, "test_secret_shape", "q[2, 3, 5, 12] differs: 0.125 expected")]
+    results = json.loads(format_.render(make_report(tests, [], "public+hidden", "x"), hidden_visibility=visibility))
+    assert results["visibility"] == "visible"
+    for secret in ("test_secret_shape", "q[2, 3, 5, 12]", "checks test_secret_shape", "hidden 0 of 2"):
+        assert secret not in results["output"]
+    hidden = [test for test in results["tests"] if "hidden" in test["tags"]]
+    assert [test["visibility"] for test in hidden] == [visibility]
+
+
+def test_with_hidden_tests_visible_the_output_is_the_whole_summary():
+    from grader.formats import gradescope as format_
+    from grader.report import make_report
+
+    tests = [graded("sdpa", "public", True, "test_public_ok"), graded("sdpa", "hidden", False, "test_secret_shape")]
+    results = json.loads(format_.render(make_report(tests, [], "public+hidden", "x"), hidden_visibility="visible"))
+    assert "test_secret_shape" in results["output"]
