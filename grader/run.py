@@ -111,9 +111,33 @@ def _end_worker(worker):
         worker.wait()
 
 
+# The longest report line read: the pytest-json record of a whole run is a few hundred kilobytes (messages and
+# strings from the worker are bounded, grader.sandbox.wire); a longer line is dropped as unsigned.
+MAX_LINE = 64 * 1024 * 1024
+
+
+class _Lines:
+    """Bytes in, whole lines out, in time linear in what arrives; a line past MAX_LINE comes out as None."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def feed(self, chunk: bytes) -> list[bytes | None]:
+        *ends, rest = chunk.split(b"\n")
+        lines: list[bytes | None] = []
+        for end in ends:
+            lines.append(None if self.size + len(end) > MAX_LINE else b"".join([*self.parts, end]))
+            self.parts, self.size = [], 0
+        if self.size <= MAX_LINE:  # past it, the rest of the line is only counted
+            self.parts.append(rest)
+        self.size += len(rest)
+        return lines
+
+
 def collect(run: RawRun, process: Any, report_fd: int, key: bytes, deadline: float) -> None:
     """Read signed lines until the child closes the pipe or the deadline passes."""
-    buffer = b""
+    lines = _Lines()
     unsigned = 0
     stream = os.fdopen(report_fd, "rb", buffering=0)
     while True:
@@ -125,13 +149,11 @@ def collect(run: RawRun, process: Any, report_fd: int, key: bytes, deadline: flo
         ready, _, _ = select.select([stream], [], [], min(remaining, 1.0))
         if not ready:
             continue
-        chunk = stream.read(65536)
+        chunk = stream.read(1 << 20)
         if not chunk:
             break
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            record, ok = verify(line.decode(errors="replace"), key)
+        for line in lines.feed(chunk):
+            record, ok = verify("" if line is None else line.decode(errors="replace"), key)
             if not ok:
                 unsigned += 1
             elif record["kind"] == "collected" and run.manifest is None:

@@ -13,6 +13,11 @@ from typing import Any
 import torch
 
 MAX_FRAME = 256 * 1024 * 1024
+# The part of a message that is not tensor data (its pickle: dicts, names, messages) and any one string in it.
+# Honest messages are a few kilobytes; these bounds keep a crafted one (an exception class with a name of
+# millions of characters, say) from growing the test process and every report built from it.
+MAX_PICKLE = 1024 * 1024
+MAX_TEXT = 10_000
 
 
 class ProtocolError(RuntimeError):
@@ -36,14 +41,32 @@ def check_archive(frame: bytes, limit: int = MAX_FRAME) -> None:
         raise ProtocolError("a message from the worker holds compressed entries (torch.save writes none)")
     if sum(entry.file_size for entry in entries) > limit:
         raise ProtocolError(f"a message from the worker would unpack to more than {limit} bytes")
+    if sum(entry.file_size for entry in entries if entry.filename.endswith(".pkl")) > MAX_PICKLE:
+        raise ProtocolError(f"a message from the worker holds more than {MAX_PICKLE} bytes besides its tensors")
 
 
 def decode(frame: bytes) -> Any:
     check_archive(frame)
     try:
-        return torch.load(io.BytesIO(frame), weights_only=True)
+        message = torch.load(io.BytesIO(frame), weights_only=True)
     except Exception as error:
         raise ProtocolError(f"unreadable message from the worker: {error}") from None
+    return bounded(message)
+
+
+def bounded(value: Any) -> Any:
+    """value with every string of its lists, tuples and dicts cut to MAX_TEXT characters (what torch.load gives
+    back: plain types, so type() tells them)."""
+    kind = type(value)
+    if kind is str:
+        return value if len(value) <= MAX_TEXT else f"{value[:MAX_TEXT]}... ({len(value) - MAX_TEXT} characters cut)"
+    if kind is list:
+        return [bounded(item) for item in value]
+    if kind is tuple:
+        return tuple(bounded(item) for item in value)
+    if kind is dict:
+        return {bounded(key): bounded(item) for key, item in value.items()}
+    return value
 
 
 def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:

@@ -125,3 +125,15 @@ def test_gradebook_has_one_row_per_student_and_a_report_each(graded):
     reference = next(row for row in rows if row["student"] == "reference")
     assert float(reference["total"]) == reports["reference"].max_score
     assert all((Path(str(output).removesuffix(".csv") + "-reports") / f"{name}.json").exists() for name in reports)
+
+
+def test_report_lines_are_split_whole_across_chunks_and_an_overlong_one_is_dropped(monkeypatch):
+    from grader import run
+
+    monkeypatch.setattr(run, "MAX_LINE", 10)
+    lines = run._Lines()
+    assert lines.feed(b"abc") == []
+    assert lines.feed(b"de\nfg") == [b"abcde"]
+    assert lines.feed(b"h\n" + b"x" * 8) == [b"fgh"]
+    assert lines.feed(b"y" * 8) == []
+    assert lines.feed(b"z\nok\n") == [None, b"ok"]

@@ -3,6 +3,7 @@ at most what its honest part earns without the attack. tests/tooling/redteam/ ke
 docstring says whether it is appended to the reference or to the stubs."""
 
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -133,3 +134,21 @@ def test_a_frame_that_would_unpack_past_the_limit_is_refused():
     frame = wire.encode({"value": b"x" * 1000})
     with pytest.raises(wire.ProtocolError, match="more than 10 bytes"):
         wire.check_archive(frame, limit=10)
+
+
+def test_a_string_past_the_limit_is_cut_where_the_message_is_read():
+    message = wire.decode(wire.encode({"error": {"type": "E" * (wire.MAX_TEXT + 5), "bases": ["ValueError"]}}))
+    assert len(message["error"]["type"]) < wire.MAX_TEXT + 50 and message["error"]["type"].endswith("5 characters cut)")
+
+
+def test_a_message_whose_non_tensor_part_passes_its_limit_is_refused():
+    with pytest.raises(wire.ProtocolError, match="besides its tensors"):
+        wire.decode(wire.encode({"type": "E" * (wire.MAX_PICKLE + 1)}))
+
+
+@needs_namespaces
+def test_an_exception_with_a_giant_class_name_costs_its_tests_and_grows_no_report(tmp_path):
+    report = graded(tmp_path, "r6_giant_type_name")
+    assert report.score == report.max_score and report.bonus_score < report.bonus_max_score
+    assert max(len(test.message) for test in report.tests) < 20_000
+    assert len(json.dumps(report.pytest_json)) < 2_000_000
