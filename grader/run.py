@@ -81,7 +81,8 @@ def _pytest_command(paths, impl, extra):
     return [
         sys.executable, "-m", "pytest", *paths, "--impl", str(impl),
         "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
-        "--rootdir", str(REPO), "-p", "grader.sandbox.isolation", *extra,
+        "-c", str(GRADER / "pytest.ini"), "--rootdir", str(REPO), "--confcutdir", str(REPO),
+        "-p", "grader.sandbox.isolation", *extra,
     ]
 
 

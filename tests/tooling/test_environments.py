@@ -133,6 +133,16 @@ def test_a_checkout_at_a_path_with_a_space_grades_exactly(tmp_path):
     assert_exact(class_folder(tmp_path / "class"), base_env(), cwd=checkout, repo=checkout)
 
 
+def test_a_pytest_configuration_and_conftest_above_the_checkout_change_nothing(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_functions = check_*\nfilterwarnings = error\n")
+    (tmp_path / "conftest.py").write_text("import pytest\n\n@pytest.fixture(autouse=True)\ndef broken():\n"
+                                          "    raise RuntimeError('a parent folder conftest ran')\n")
+    checkout = tmp_path / "course" / "lab03"
+    for part in ("grader", "tests", "solutions", "assignment"):
+        shutil.copytree(REPO / part, checkout / part, ignore=shutil.ignore_patterns("__pycache__"))
+    assert_exact(class_folder(tmp_path / "class"), base_env(), cwd=checkout, repo=checkout)
+
+
 def test_a_umask_of_077_grades_exactly(tmp_path):
     """A hardened machine's umask does not make the sandbox's folders unreadable to the worker's uid."""
     assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=("sh", "-c", 'umask 077; exec "$@"', "sh"))
