@@ -48,9 +48,13 @@ class RawRun:
     worker_ready: bool = False  # a worker stood in its sandbox with torch imported: the student's code could run
 
 
-# The levels whose worker can write nothing of the checkout (a read-only view, or another uid): a change of the
-# grading files during a run there was made by someone else, and the run cannot be trusted for anyone.
-CANNOT_WRITE_CHECKOUT = ("namespaces", "uid", "user-namespace")
+# The levels whose worker can neither write the checkout nor signal the test process (a read-only view and a PID
+# namespace, or another uid): a change of the grading files during a run there, or a test process that died
+# before reporting every test, is someone else's doing, and the run cannot be trusted for anyone.
+SANDBOXED = ("namespaces", "uid", "user-namespace")
+DIED_UNDER_THE_GRADER = ("the test process ended before it reported {missing} of {total} tests, and the student's "
+                         "code cannot reach it at this isolation: it was killed from outside (the out-of-memory "
+                         "killer of a loaded host, say); grade again")
 CHANGED_UNDER_THE_GRADER = ("the grading files (tests/ or grader/) changed while this submission was graded, and "
                             "the student's code cannot write them at this isolation: someone changed the checkout "
                             "meanwhile; grade again once it is stable")
@@ -254,7 +258,7 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     run.log = read_tail(log)
     log.close()
     if fingerprint(tests_dir) != before:
-        if level() in CANNOT_WRITE_CHECKOUT:  # not the student's doing: someone changed the checkout meanwhile
+        if level() in SANDBOXED:  # not the student's doing: someone changed the checkout meanwhile
             raise GraderError(CHANGED_UNDER_THE_GRADER)
         run.flags.append(Flag(FlagKind.TAMPERING, "the grading files (tests/ or grader/) changed during the run"))
     if run.grader_error is not None:
@@ -267,6 +271,9 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
         raise GraderError(f"no worker was ready to run the student's code within the time limit ({timeout:g} s): "
                           "its sandbox did not start in time, and nothing of the student's ran (a stuck or "
                           "loaded machine; grade again, or give a longer --timeout)")
+    missing = sum(1 for meta in run.manifest or [] if meta.id not in run.results)
+    if run.results and missing and not run.timed_out and level() in SANDBOXED:
+        raise GraderError(DIED_UNDER_THE_GRADER.format(missing=missing, total=len(run.manifest or [])))
     if run.manifest and not run.results and not run.timed_out:
         # Every test reports a result, whatever the student's code does in it (a crash, a hang, an exit are
         # the test's failure); a run with none stopped in the grader's own code, e.g. a suite that no longer imports.

@@ -224,6 +224,20 @@ def test_a_suite_that_no_longer_imports_is_a_grader_error_not_every_test_failed(
         run_pytest(class_folder(tmp_path / "class") / "ada" / "attention.py", "public", tests_dir=tests)
 
 
+KILLED_TEST = ("import os, signal, pytest\n\npytestmark = pytest.mark.task('scores')\n\n@pytest.mark.points(1)\n"
+               "def test_z():\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+
+
+def test_a_test_process_killed_from_outside_after_some_results_is_a_grader_error_not_a_crash(tmp_path):
+    """The out-of-memory killer or an operator ends pytest mid-run: the student's code, in its sandbox, cannot
+    reach that process, so the tests without a result are the grader's failure, not a crash of theirs."""
+    from grader.run import GraderError, run_pytest
+
+    tests = suite_of(tmp_path, {"test_fine.py": FINE_TEST, "test_killed.py": KILLED_TEST})
+    with pytest.raises(GraderError, match="ended before it reported 1 of 2 tests"):
+        run_pytest(class_folder(tmp_path / "class") / "ada" / "attention.py", "public", tests_dir=tests)
+
+
 BATCH_FAULT = textwrap.dedent("""
     case "$*" in *broken*) {failing};; esac
 """)
