@@ -1,13 +1,16 @@
 """Gradescope's entry point: run_autograder calls `python -m grader gradescope-run`, which grades
 /autograder/submission into /autograder/results/results.json, always, within the time limit."""
 
+import math
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from grader.formats import gradescope
 from grader.paths import Env
 from grader.report import FlagKind, Report, failure_report
+from grader.sandbox.policy import SettingError
 
 # Gradescope stops a run after 10 minutes by default and then shows no results at all: the tests get
 # this much, and a watchdog writes results.json itself if the grader is still busy WATCHDOG_MARGIN later.
@@ -47,13 +50,31 @@ def _note_missing(report: Report, submission: Path) -> None:
         test.message += f"\n{note}"
 
 
+def run_budget(environ: Mapping[str, str]) -> float:
+    """The seconds the tests get (GRADER_RUN_BUDGET, default BUDGET_SECONDS); SettingError for anything but a
+    positive number."""
+    text = environ.get(Env.RUN_BUDGET) or str(BUDGET_SECONDS)
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise SettingError(f"{Env.RUN_BUDGET}={text!r}: give the seconds the tests get, e.g. {BUDGET_SECONDS:g}, "
+                           "or unset it")
+    return value
+
+
 def run(root: str | Path, hidden_visibility: str = "after_published", budget: float | None = None) -> Path:
     """Grade root/submission on every suite into root/results/results.json; always write a file,
     within Gradescope's time limit: tests still running when the budget runs out fail as timed out."""
     root = Path(root)
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
-    budget = budget or float(os.environ.get(Env.RUN_BUDGET, BUDGET_SECONDS))
+    try:
+        budget = budget or run_budget(os.environ)
+    except SettingError as error:  # the staff's setting: Gradescope still gets a results.json that says so
+        _write(results, _render_failure(root, FlagKind.GRADER_ERROR, grader_failure_message(error)))
+        raise
     watchdog = threading.Timer(budget + WATCHDOG_MARGIN, _out_of_time, (root, results, budget))
     watchdog.daemon = True
     watchdog.start()

@@ -3,6 +3,7 @@ instructor.cluster), into a CSV gradebook and one JSON report per student. A bro
 student only. Options join GitHub Classroom's roster (instructor.lms) and flag similar code (instructor.similarity)."""
 
 import csv
+import hashlib
 import json
 import os
 import sys
@@ -108,15 +109,28 @@ def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str |
 
 
 def _write_results(reports, reports_dir, output, roster, keep, quiet=False):
+    write_gradebook(reports, output, keep=keep)  # first: nothing about one student's report may cost the gradebook
     for student, report in reports.items():
-        write_private(reports_dir / f"{student}.json", json.dumps(report.to_json(), indent=2))
-    write_gradebook(reports, output, keep=keep)
+        write_private(reports_dir / report_file_name(student), json.dumps(report.to_json(), indent=2))
     if roster:
         from instructor import lms
 
         unmatched = lms.add_roster(output, roster)
         if not quiet:
             lms.report(unmatched, sys.stderr)
+
+
+MAX_NAME_BYTES = 200  # file systems take 255 bytes per name; the rest is room for the digest and ".json"
+
+
+def report_file_name(student: str) -> str:
+    """STUDENT.json; a name too long for a file system is cut and given a digest of the whole, so that it
+    stays unique."""
+    encoded = student.encode(errors="surrogateescape")
+    if len(encoded) <= MAX_NAME_BYTES:
+        return f"{student}.json"
+    cut = encoded[:MAX_NAME_BYTES].decode(errors="ignore")
+    return f"{cut}-{hashlib.sha256(encoded).hexdigest()[:12]}.json"
 
 
 def _progress(total, enabled):

@@ -312,6 +312,19 @@ def test_a_folder_name_that_is_not_utf8_gets_an_escaped_row_and_the_whole_gradeb
     assert set(gradebook(tmp_path / "grades.csv")) == {"lat\\xe9n", "zoe"}
 
 
+def test_a_folder_name_too_long_for_a_report_file_still_gets_its_row_and_a_report(tmp_path):
+    from instructor.batch import _write_results, error_report
+
+    long_name = "\u5b66" * 84  # 252 bytes in UTF-8: a legal folder name, too long with ".json" added
+    reports = {name: error_report(name, "public", "not graded in this test") for name in (long_name, "zoe")}
+    (tmp_path / "reports").mkdir()
+    _write_results(reports, tmp_path / "reports", tmp_path / "grades.csv", roster=None, keep=False, quiet=True)
+    assert set(gradebook(tmp_path / "grades.csv")) == {long_name, "zoe"}
+    written = sorted(path.name for path in (tmp_path / "reports").iterdir())
+    assert len(written) == 2 and "zoe.json" in written
+    assert all(len(name.encode()) < 255 for name in written)
+
+
 def test_an_archive_tools_folder_is_not_a_student(tmp_path):
     from instructor.batch import submissions
 

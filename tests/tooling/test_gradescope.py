@@ -131,3 +131,14 @@ def test_with_hidden_tests_visible_the_output_is_the_whole_summary():
     tests = [graded("sdpa", "public", True, "test_public_ok"), graded("sdpa", "hidden", False, "test_secret_shape")]
     results = json.loads(format_.render(make_report(tests, [], "public+hidden", "x"), hidden_visibility="visible"))
     assert "test_secret_shape" in results["output"]
+
+
+def test_a_run_budget_that_is_not_a_number_still_leaves_gradescope_a_results_file(tmp_path, monkeypatch):
+    from grader import gradescope as entry
+    from grader.sandbox.policy import SettingError
+
+    monkeypatch.setenv("GRADER_RUN_BUDGET", "abc")
+    with pytest.raises(SettingError, match="GRADER_RUN_BUDGET='abc'"):
+        entry.run(tmp_path)
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert results["score"] == 0 and "GRADER_RUN_BUDGET" in results["output"]
