@@ -176,7 +176,7 @@ def test_unshare_hanging_after_the_probe_is_a_grader_error_not_a_timeout_of_the_
     state = tmp_path / "probed"
     bin_dir = fake_unshare(tmp_path / "bin", f'if [ -e "{state}" ]; then exec sleep 600; fi; touch "{state}"')
     env = base_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    code, score, stderr = grade(class_folder(tmp_path / "class") / "ada", env, extra=("--timeout", "20"))
+    code, score, stderr = grade(class_folder(tmp_path / "class") / "ada", env, extra=("--timeout", "30"))
     assert code == 2 and score is None
     assert "grader error (not your code's fault)" in stderr and "nothing of the student's ran" in stderr
 

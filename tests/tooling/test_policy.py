@@ -45,3 +45,12 @@ def test_a_refused_setting_is_one_line_and_exit_2(tool, tmp_path):
     assert done.stderr.strip().splitlines()[-1].endswith(
         f"{Env.WORKER_MEMORY_MB}='1': give a number of at least 256 (the default is 3072), or unset it")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("text", ["9", "-1", "nan", "inf", "soon"])
+def test_a_whole_run_limit_too_short_for_correct_code_is_refused_in_one_line(text):
+    from grader.cli import build_parser
+
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["grade", "--timeout", text])
+    assert stopped.value.code == 2
