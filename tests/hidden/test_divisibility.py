@@ -38,7 +38,7 @@ def test_valid_head_counts_construct_and_the_error_is_a_value_error(submission):
         constructs(lambda: submission.MultiHeadAttention(24, n_heads), f"MultiHeadAttention(24, {n_heads})",
                    24, n_heads)
         constructs(lambda: submission.split_heads(x, n_heads), f"split_heads(x [2, 3, 24], {n_heads})",
-                   24, n_heads)
+                   24, n_heads, shape=tuple(x.shape))
     error = raised_dimension_mismatch(submission, lambda: submission.MultiHeadAttention(24, 7),
                                       "MultiHeadAttention(24, 7)", 24, 7, MHA_CHECK)
     if not isinstance(error, ValueError):

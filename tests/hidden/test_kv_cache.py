@@ -78,7 +78,8 @@ def test_a_decode_step_does_not_copy_the_cached_prefix(submission):
              f"[{batch}, {n_heads}, {prefix + 1}, {d_head}] is {copy / KIB:.1f} KiB, while the step itself only needs "
              f"the scores [{batch}, {n_heads}, 1, {prefix + 1}] ({batch * n_heads * (prefix + 1) * 4 / KIB:.1f} KiB).\n"
              "Hint: write the new key into the preallocated buffer (self.keys[:, :, start:end] = k) and return "
-             "slices of it; torch.cat, .clone() or .contiguous() copy the whole prefix at every step.")
+             "slices of it; torch.cat, .clone() or .contiguous() copy the whole prefix at every step, and so does "
+             "an operation on all the cached keys (k.transpose(-2, -1) * scale, k.to(dtype)): scale the one query.")
 
 
 @pytest.mark.points(1)

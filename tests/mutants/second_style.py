@@ -348,6 +348,30 @@ ENTRIES = (
         parts.append((w @ v, w))
     return torch.cat([p[0] for p in parts], dim=-2), torch.cat([p[1] for p in parts], dim=-2)
 '''), fresh=True, exclusive=True),
+    # -- round 3 of the fresh corpus (a helper who read only the handout), named since ------------------
+    second("ss_scores_einsum_transposed", "scores", "are swapped (a transpose",
+           "einsum's output subscripts swapped: the scores come out [..., Tk, Tq].",
+           (SCORES_BODY, SCORES_BODY.replace("    q = q * scale  # (..., Tq, d)\n    return q @ k.transpose(-2, -1)",
+                                             '    return torch.einsum("...qd,...kd->...kq", q * scale, k)')),
+           fresh=True),
+    second("ss_scores_transpose_from_the_front", "scores", "k.transpose(0, 1) counts dims from the front",
+           "k.transpose(0, 1): right for 2-D keys only.",
+           (SCORES_BODY, SCORES_BODY.replace("k.transpose(-2, -1)", "k.transpose(0, 1)")), fresh=True),
+    second("ss_split_checks_dimension_1", "divisibility", "read dimension 1",
+           "split_heads checks x.size(1) (the sequence length), not the last dim.",
+           (SPLIT_CHECK, SPLIT_CHECK.replace("if d_model % n_heads", "if x.size(1) % n_heads")
+            .replace('f"d_model={d_model} is', 'f"d_model={x.size(1)} is')), fresh=True),
+    second("ss_mha_values_with_w_k", "mha", "values were projected with w_k",
+           "The values are projected with w_k.",
+           (MHA_PROJECT, MHA_PROJECT.replace("self.w_v(value)", "self.w_k(value)")), fresh=True),
+    second("ss_tiled_output_not_rescaled", "tiled", "running output acc is not rescaled",
+           "The running sum is rescaled when the max grows, the output accumulator is not.",
+           ("        acc[..., first:, :].mul_(rescale).add_(",
+            "        acc[..., first:, :].add_("), fresh=True),
+    second("ss_kv_one_buffer", "kv_cache", "share one buffer",
+           "KVCache keeps its keys and values in one buffer.",
+           ("        self.values = torch.zeros(shape, dtype=dtype, device=device)",
+            "        self.values = self.keys"), fresh=True),
 )
 
 SECOND_STYLE: tuple[Mutant, ...] = tuple(mutant for mutant, _ in ENTRIES)

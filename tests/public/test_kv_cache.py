@@ -28,14 +28,18 @@ def test_append_writes_new_positions_and_returns_every_stored_one(submission):
     result = call(cache.append, "cache.append(k2, v2) with 1 position", k2, v2)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         fail(f"cache.append(k, v) should return the pair (keys, values), got {type(result).__name__}")
-    for got, expected, name in ((result[0], torch.cat([k1, k2], dim=2), "keys"),
-                                (result[1], torch.cat([v1, v2], dim=2), "values")):
+    stored = {"keys": torch.cat([k1, k2], dim=2), "values": torch.cat([v1, v2], dim=2)}
+    for got, name, other in ((result[0], "keys", "values"), (result[1], "values", "keys")):
+        expected = stored[name]
         whole_buffer = torch.cat([expected, expected.new_zeros(2, 3, 7, 4)], dim=2)
         assert_close(got, expected, f"the {name} returned by the second append", CACHE_DIMS,
                      layout="[B, H, length, d_head] (length = 3)",
                      hint="write at positions length .. length + T_new - 1, then return buffer[:, :, :length]",
                      mistakes={"the whole buffer was returned, its empty positions too: return the stored positions "
-                               "only, buffer[:, :, :length]": whole_buffer})
+                               "only, buffer[:, :, :length]": whole_buffer,
+                               f"the {name} returned hold the {other}: the keys and values share one buffer, or "
+                               "were swapped (two buffers, self.keys and self.values; return (keys, values))":
+                                   stored[other]})
     if cache.length != 3:
         fail(f"after appending 2 positions then 1, cache.length is {cache.length!r}, expected 3")
     assert_close(cache.keys[:, :, :3], torch.cat([k1, k2], dim=2), "cache.keys[:, :, :3]", CACHE_DIMS,

@@ -16,7 +16,7 @@ def block_slips(q, k, v, block_size):
     """{explanation: output} of tiled attention with a classic slip (no mask, not causal)."""
     scale = q.size(-1) ** -0.5
 
-    def blockwise(rescale_sum=True, drop_block_ends=False):
+    def blockwise(rescale_sum=True, rescale_output=True, drop_block_ends=False):
         top = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype)
         total = torch.zeros(*q.shape[:-1], 1, dtype=q.dtype)
         numerator = torch.zeros(*q.shape[:-1], v.size(-1), dtype=q.dtype)
@@ -29,12 +29,16 @@ def block_slips(q, k, v, block_size):
             decay = (top - top_new).exp()
             weights = (part - top_new).exp()
             total = (decay * total if rescale_sum else total) + weights.sum(-1, keepdim=True)
-            numerator = decay * numerator + weights @ v[..., first_key:last_key, :]
+            numerator = (decay * numerator if rescale_output else numerator) + weights @ v[..., first_key:last_key, :]
             top = top_new
         return numerator / total
 
     return {
         "the running sum l is not rescaled by exp(m - m_new) when the running max grows": blockwise(rescale_sum=False),
+        "the running output acc is not rescaled by exp(m - m_new) when the running max grows":
+            blockwise(rescale_output=False),
+        "neither the running sum l nor the output acc is rescaled by exp(m - m_new) when the running max grows":
+            blockwise(rescale_sum=False, rescale_output=False),
         "the last key of every full block is skipped: block [s, e) covers keys s .. e - 1, "
         "with e = min(s + block_size, Tk)": blockwise(drop_block_ends=True),
     }

@@ -38,6 +38,17 @@ def raised_dimension_mismatch(submission, make, text, d_model, n_heads, missing_
     fail(f"{text}\nHint: check d_model % n_heads and raise DimensionMismatchError when it is not 0.")
 
 
+def dimension_read(message, shape, d_model, n_heads):
+    """The one dimension of x, not the last, whose size the error message names instead of d_model (None when
+    the message does not single one out): the evidence that the check read the wrong dimension."""
+    if shape is None or str(d_model) in re.findall(r"\d+", message):
+        return None
+    named = set(re.findall(r"\d+", message))
+    read = [dim for dim, size in enumerate(shape[:-1]) if str(size) in named and size != n_heads]
+    sizes = {shape[dim] for dim in read}
+    return read[0] if len(sizes) == 1 and len(read) == 1 else None
+
+
 def split_heads_works(submission):
     """True when split_heads(x [2, 3, 16], 4) returns the right heads."""
     x = inputs.randn(2, 3, 16, salt=37)
@@ -49,15 +60,18 @@ def split_heads_works(submission):
     return isinstance(got, torch.Tensor) and got.shape == expected.shape and bool(torch.equal(got, expected))
 
 
-def constructs(make, text, d_model, n_heads):
-    """make() must not raise: n_heads divides d_model."""
+def constructs(make, text, d_model, n_heads, shape=None):
+    """make() must not raise: n_heads divides d_model. shape: the input's, when make splits a tensor."""
     error = raised(make)
     if error is None:
         return
     kind = type(error).__name__
     valid = f"{n_heads} heads of {d_model // n_heads} features each split {d_model} evenly"
     if kind == "DimensionMismatchError":
-        fail(f"{text} raised DimensionMismatchError: {error}, but {valid}.\n"
+        read = dimension_read(str(error), shape, d_model, n_heads)
+        cause = (f"\nLikely cause: the check read dimension {read} of x ({shape[read]}), not its last one ({d_model}): "
+                 "d_model is x.shape[-1]") if read is not None else ""
+        fail(f"{text} raised DimensionMismatchError: {error}, but {valid}.{cause}\n"
              "Hint: raise only when d_model % n_heads != 0.")
     fail(f"{text} raised {kind} on valid input: {error} ({valid}, so nothing should raise).")
 

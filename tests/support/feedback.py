@@ -1,5 +1,7 @@
 """Assertions that explain themselves: which entry, expected vs got, and the likely mistake."""
 
+import re
+
 import pytest
 import torch
 
@@ -24,10 +26,27 @@ def _tensor_problem(got, name, shape=None, dtype=None, layout=None, hint=None):
     if shape is not None and tuple(got.shape) != tuple(shape):
         text = f"{name} has shape {tuple(got.shape)}, expected {tuple(shape)}"
         text += f" = {layout}" if layout else ""
+        swapped = permuted_dims(tuple(got.shape), tuple(shape), layout)
+        text += f".\nLikely cause: {swapped}" if swapped else ""
         return text + (f".\nHint: {hint}" if hint else ".")
     if dtype is not None and got.dtype != dtype:
         return f"{name} has dtype {got.dtype}, expected {dtype}: keep the inputs' dtype (no .float() or .double())."
     return None
+
+
+def permuted_dims(got, expected, layout=None):
+    """What a result with the expected sizes in another order holds, when its sizes tell the dims apart (None
+    otherwise): e.g. "your result is [B, H, Tk, Tq]: Tq and Tk are swapped (a transpose of the wrong dims)"."""
+    if len(got) != len(expected) or sorted(got) != sorted(expected) or len(set(expected)) != len(expected):
+        return None
+    names = [part.strip() for part in layout.strip()[1:-1].split(",")] if layout and layout.strip().startswith("[") \
+        else []
+    if len(names) != len(expected):
+        names = [f"dim {index}" for index in range(len(expected))]
+    holds = [names[expected.index(size)] for size in got]
+    moved = [name for name, held in zip(names, holds) if name != held]
+    which = f"{moved[0]} and {moved[1]} are swapped" if len(moved) == 2 else f"{', '.join(moved)} are out of order"
+    return f"your result is [{', '.join(holds)}]: {which} (a transpose or permute of the wrong dims)"
 
 
 def check_tensor(got, name, shape=None, dtype=None, layout=None, hint=None):
@@ -253,12 +272,21 @@ KNOWN_ERRORS = (
 )
 
 
-def known_error(message: str) -> str | None:
-    """The likely cause of an error torch raised inside the submission, when its text shows it."""
+def known_error(message: str, code: str = "") -> str | None:
+    """The likely cause of an error torch raised inside the submission, when its text (and the line that raised
+    it, code) shows it."""
     for words, cause in KNOWN_ERRORS:
         if all(word in message for word in words):
             return cause
+    transpose = FRONT_TRANSPOSE.search(code)
+    if any(words in message for words in SIZE_MISMATCH) and transpose:
+        return (f"{transpose.group(0)} counts dims from the front, on the line where the sizes disagree: it fits "
+                "one number of dims only; the last two dims of any tensor are transpose(-2, -1)")
     return None
+
+
+SIZE_MISMATCH = ("must match the size of tensor", "cannot be multiplied", "shapes cannot be", "size mismatch")
+FRONT_TRANSPOSE = re.compile(r"[\w.\]\)]*\.(?:transpose\(\s*\d+\s*,\s*\d+\s*\)|t\(\)|T\b)")
 
 
 def fail_raised(error, label, hint=None):
@@ -270,7 +298,7 @@ def fail_raised(error, label, hint=None):
     if error.not_implemented and "not implemented yet" in message:
         raise error
     location = f"\n  at attention.py line {remote['line']}: {remote['code'].strip()}" if remote.get("line") else ""
-    cause = known_error(message)
+    cause = known_error(message, str(remote.get("code") or ""))
     advice = f"\nLikely cause: {cause}" if cause else ""
     fail(f"{label} raised {remote.get('type', type(error).__name__)} on valid input: {message}{location}{advice}")
 

@@ -592,8 +592,7 @@ class Slips:
     sdpa: Callable[..., Any] | None = None  # an sdpa variant used for the attention
     split: Callable[..., Any] | None = None
     merge: Callable[..., Any] | None = None
-    keys_with: str = "w_k"
-    values_from: str = "value"
+    projections: tuple[tuple[str, str, str], ...] = ()  # (q, k or v, the layer used, the input it was applied to)
     untransposed: tuple[str, ...] = ()  # layers whose weight was used as x @ weight
     without_bias: tuple[str, ...] = ()  # layers whose bias was left out
     with_w_o: bool = True
@@ -602,6 +601,10 @@ class Slips:
     pass_mask: bool = True
     pass_causal: bool = True
     average_heads: bool = False
+
+
+RIGHT_PROJECTIONS = {"q": ("w_q", "query"), "k": ("w_k", "key"), "v": ("w_v", "value")}
+ROLE_NAMES = {"q": "queries", "k": "keys", "v": "values"}
 
 
 def _split(x, n_heads):
@@ -624,9 +627,8 @@ def forward(params, n_heads, query, key=None, value=None, mask=None, is_causal=F
         return F.linear(x.double(), weight.T if name in slips.untransposed else weight, None if b is None else b.double())
 
     split = slips.split or _split
-    q = split(linear(query, "w_q"), n_heads)
-    k = split(linear(key, slips.keys_with), n_heads)
-    v = split(linear(sources[slips.values_from], "w_v"), n_heads)
+    used = {**RIGHT_PROJECTIONS, **{role: (layer, source) for role, layer, source in slips.projections}}
+    q, k, v = (split(linear(sources[used[role][1]], used[role][0]), n_heads) for role in ("q", "k", "v"))
     if q is None or k is None or v is None:
         return None
     attention_mask = mask if slips.pass_mask else None
@@ -680,8 +682,38 @@ for _entry in VARIANTS["merge_heads"]:
     _lift_to_mha(_entry, "merge")
 
 _mha("w_o was forgotten: apply self.w_o to the merged heads", with_w_o=False)
-_mha("the keys were projected with w_q: project key with w_k", keys_with="w_q")
-_mha("the values were projected from key, not value: v = w_v(value)", values_from="key")
+
+
+def _projection_cause(role: str, layer: str, source: str) -> str:
+    right_layer, right_source = RIGHT_PROJECTIONS[role]
+    what = ROLE_NAMES[role]
+    if source == right_source:
+        return f"the {what} were projected with {layer}: project {right_source} with {right_layer}"
+    if layer == right_layer:
+        return f"the {what} were projected from {source}, not {right_source}: {role} = {layer}({right_source})"
+    return f"the {what} were computed as {layer}({source}); they are {right_layer}({right_source})"
+
+
+# Every projection with one layer or input swapped, whichever of q, k and v it is: the table is the structure of
+# the computation, not a list of mistakes seen so far. Self-attention cannot tell most apart (query, key and value
+# are one tensor); a cross-attention test names them.
+def _projection_slip(role: str, layer: str, source: str) -> None:
+    slips = Slips(projections=((role, layer, source),))
+
+    def compute(params, n_heads, query, key=None, value=None, mask=None, is_causal=False, bias=True):
+        given = {"query": query, "key": key, "value": value}
+        if given[RIGHT_PROJECTIONS[role][1]] is None:  # left to its default: the defaults' own variants say it
+            return None
+        return forward(params, n_heads, query, key, value, mask, is_causal, bias, slips)
+    cause = _projection_cause(role, layer, source)
+    _register("mha", cause[:40], cause, compute)
+
+
+for _role in RIGHT_PROJECTIONS:
+    for _layer in ("w_q", "w_k", "w_v"):
+        for _source in ("query", "key", "value"):
+            if (_layer, _source) != RIGHT_PROJECTIONS[_role]:
+                _projection_slip(_role, _layer, _source)
 IN_LAYERS, ALL_LAYERS = ("w_q", "w_k", "w_v"), ("w_q", "w_k", "w_v", "w_o")
 _mha("the projection weights were used untransposed (x @ w.weight) in all four layers: nn.Linear computes "
      "x @ weight.T + bias; call the layer, self.w_q(x)", untransposed=ALL_LAYERS)
