@@ -154,6 +154,10 @@ class _DispatchCounter(TorchDispatchMode):
             stats.multiply_adds += multiply_adds(shape_a, shape_b)
         elif func.overloadpacket in _PRODUCTS:
             _count_broadcast_product(stats, func, args, result)
+        elif func.overloadpacket is torch.ops.aten.convolution and isinstance(result, torch.Tensor):
+            # each output entry sums C_in / groups * kernel size products: the weight's per-channel size
+            stats.op_shapes.append([func.name(), list(result.shape), list(args[1].shape)])
+            stats.multiply_adds += result.numel() * args[1][0].numel()
         outputs = _tensors(result)
         if outputs:
             inputs = {_storage_ptr(leaf) for leaf in _tensors((args, kwargs))}
@@ -170,8 +174,13 @@ class _DispatchCounter(TorchDispatchMode):
 
 
 # Elementwise products: one whose result is larger than both factors multiplies every pair of their entries,
-# as a matrix product does (q[..., :, None, :] * k[..., None, :, :] before a sum), and counts as that work.
+# as a matrix product does (q[..., :, None, :] * k[..., None, :, :] before a sum), and counts as that work. A
+# factor's size is its distinct entries: a factor broadcast by expand() (stride 0) is as small as before it.
 _PRODUCTS = {torch.ops.aten.mul, torch.ops.aten.multiply}
+
+
+def _distinct_entries(tensor):
+    return math.prod(size for size, stride in zip(tensor.shape, tensor.stride(), strict=True) if stride != 0)
 
 
 def _count_broadcast_product(stats, func, args, result):
@@ -179,7 +188,7 @@ def _count_broadcast_product(stats, func, args, result):
     if len(factors) != 2 or not isinstance(result, torch.Tensor):
         return
     size = result.numel()
-    if size > max(factor.numel() for factor in factors):
+    if size > max(_distinct_entries(factor) for factor in factors):
         stats.op_shapes.append([func.name(), list(result.shape), [1]])
         stats.multiply_adds += size
 

@@ -18,6 +18,15 @@ def product(a, b):
     return a @ b
 
 
+def product_by_broadcast(a, b, how):
+    # a [4, 5] times b [5, 6], as every pair of entries multiplied then summed over the 5
+    if how == "broadcast":
+        return (a[:, :, None] * b[None, :, :]).sum(1)
+    if how == "expand":
+        return (a[:, :, None].expand(4, 5, 6) * b[None, :, :].expand(4, 5, 6)).sum(1)
+    return torch.nn.functional.conv1d(a[:, :, None], b.T[:, :, None])[:, :, 0]
+
+
 def write_one_position(buffer, row, how):
     # row written into position 3 of buffer [N, 8], made before the call, the way `how` names
     position = torch.tensor([3])
@@ -57,6 +66,13 @@ def test_measure_counts_the_matrix_products_and_the_largest_new_tensor(submissio
     assert torch.equal(value, torch.full((4, 6), 5.0))
     assert measured.multiply_adds == 4 * 5 * 6 and len(measured.op_shapes) == 1
     assert measured.largest_bytes == 4 * 6 * 4 and measured.op_count >= 1
+
+
+@pytest.mark.parametrize("how", ["broadcast", "expand", "conv1d"])
+def test_a_matrix_product_written_as_broadcast_expand_or_convolution_counts_its_multiply_adds(submission, how):
+    value, measured = submission.measure(submission.product_by_broadcast, torch.ones(4, 5), torch.ones(5, 6), how)
+    assert torch.equal(value, torch.full((4, 6), 5.0))
+    assert measured.multiply_adds == 4 * 5 * 6
 
 
 def test_measure_refuses_a_target_that_is_not_part_of_the_submission(submission):

@@ -152,3 +152,33 @@ def test_an_exception_with_a_giant_class_name_costs_its_tests_and_grows_no_repor
     assert report.score == report.max_score and report.bonus_score < report.bonus_max_score
     assert max(len(test.message) for test in report.tests) < 20_000
     assert len(json.dumps(report.pytest_json)) < 2_000_000
+
+
+@pytest.fixture(scope="module")
+def meter_games(tmp_path_factory):
+    """{"games": tasks, "straight": tasks}: round 5's meter games, and the same code played straight."""
+    root = tmp_path_factory.mktemp("meter_games")
+    source = (ATTACKS / "r6_meter_games.py").read_text()
+    tasks = {}
+    for name, text in (("games", source), ("straight", source.replace("GAMES = True", "GAMES = False"))):
+        (root / name).mkdir()
+        (root / name / "attention.py").write_text(text)
+        tasks[name] = grade(root / name, "all").tasks
+    return tasks
+
+
+@needs_namespaces
+def test_meter_games_gain_nothing_where_the_meters_see_every_product(meter_games):
+    """A decode step that re-projects the prefix through conv1d and expanded products is counted like the
+    matmuls it replaces."""
+    assert meter_games["games"]["kv_cache"].score <= meter_games["straight"]["kv_cache"].score
+
+
+@needs_namespaces
+@pytest.mark.xfail(strict=True, reason="open (docs/grading.md): an operation count padded to the same number at "
+                                       "every shape, and a non-causal call inflated so that the causal one looks "
+                                       "small, still pass the efficiency and tiled-skip tests")
+def test_meter_games_gain_nothing_in_efficiency_and_tiled(meter_games):
+    games, straight = meter_games["games"], meter_games["straight"]
+    assert games["efficiency"].score <= straight["efficiency"].score
+    assert games["tiled"].score <= straight["tiled"].score
