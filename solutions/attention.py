@@ -128,8 +128,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
         scale: None means 1 / sqrt(d).
 
     Returns:
-        (output [..., Tq, dv], weights [..., Tq, Tk]). float16 and bfloat16 inputs are computed in
-        float32, as torch does (a float16 score overflows past 65504), and returned in their dtype.
+        (output [..., Tq, dv], weights [..., Tq, Tk]). Optional, not tested: float16 and bfloat16
+        inputs computed in float32, as torch does (a float16 score overflows past 65504), and both
+        results returned in the inputs' dtype.
     """
     # TODO: _check_qkv(q, k, v), then scores -> (causal) mask -> weights -> weighted sum of v.
     # No Python loops over batch, heads or positions.
@@ -268,7 +269,8 @@ def tiled_attention(q, k, v, mask=None, is_causal=False, scale=None, block_size=
     FlashAttention forward kernel it updates its running tensors in place, so it is inference-only:
     with grad enabled, an input that requires grad is refused with a ValueError (FlashAttention
     recomputes the blocks in a backward pass of its own, which this function does not have).
-    float16 and bfloat16 inputs are computed in float32, as in scaled_dot_product_attention.
+    Optional, not tested: float16 and bfloat16 inputs computed in float32, as in
+    scaled_dot_product_attention.
 
     Args:
         q: [..., Tq, d]. k: [..., Tk, d]. v: [..., Tk, dv] (same leading dims for all three).
