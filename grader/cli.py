@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.paths import ASSIGNMENT, SUITE_CHOICES
-from grader.sandbox.policy import SettingError
+from grader.sandbox.policy import SettingError, number
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -65,10 +65,7 @@ MIN_RUN_SECONDS = 30.0
 
 def seconds(text: str) -> float:
     """--timeout: seconds, at least MIN_RUN_SECONDS, refused in one line (argparse's) otherwise."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
+    value = number(text)
     if not (MIN_RUN_SECONDS <= value < float("inf")):
         raise argparse.ArgumentTypeError(f"{text!r}: give the limit for the whole run in seconds, at least "
                                          f"{MIN_RUN_SECONDS:g} (default 600)")

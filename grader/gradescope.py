@@ -10,7 +10,7 @@ from pathlib import Path
 from grader.formats import gradescope
 from grader.paths import Env
 from grader.report import FlagKind, Report, failure_report
-from grader.sandbox.policy import SettingError
+from grader.sandbox.policy import SettingError, number
 
 # Gradescope stops a run after 10 minutes by default and then shows no results at all: the tests get
 # this much, and a watchdog writes results.json itself if the grader is still busy WATCHDOG_MARGIN later.
@@ -54,10 +54,7 @@ def run_budget(environ: Mapping[str, str]) -> float:
     """The seconds the tests get (GRADER_RUN_BUDGET, default BUDGET_SECONDS); SettingError for anything but a
     positive number."""
     text = environ.get(Env.RUN_BUDGET) or str(BUDGET_SECONDS)
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    value = number(text)
     if not 0 < value < math.inf:
         raise SettingError(f"{Env.RUN_BUDGET}={text!r}: give the seconds the tests get, e.g. {BUDGET_SECONDS:g}, "
                            "or unset it")

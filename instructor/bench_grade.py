@@ -105,9 +105,10 @@ def median_of(samples):
     return Sample(*(statistics.median(getattr(s, field) for s in samples) for field in ("wall", "cpu", "peak_mib")))
 
 
-def paired_samples(first, second, pairs):
-    """Each command `pairs` times, alternating, so that a load that comes and goes weighs on both alike."""
-    samples = [(measure(first), measure(second)) for _ in range(pairs)]
+def paired_samples(first, second, pairs, first_cwd=REPO):
+    """Each command `pairs` times, alternating, so that a load that comes and goes weighs on both alike (first
+    run from first_cwd: another checkout's, for --against)."""
+    samples = [(measure(first, cwd=first_cwd), measure(second)) for _ in range(pairs)]
     return [a for a, _ in samples], [b for _, b in samples]
 
 
@@ -262,8 +263,7 @@ def run_against(args):
         ours = [case for case in cases(root / "this", args.students, 0) if not case.large]
         samples = []
         for case in ours:
-            pairs = [(measure(theirs[case.name].command, cwd=other), measure(case.command)) for _ in range(args.runs)]
-            samples.append((case, [a for a, _ in pairs], [b for _, b in pairs]))
+            samples.append((case, *paired_samples(theirs[case.name].command, case.command, args.runs, other)))
             print(f"  {case.name}: {compared([samples[-1]])[0][1:]}", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -56,6 +56,14 @@ class SettingError(ValueError):
     """A GRADER_* setting that cannot grade correct code: the one line says which and what to give."""
 
 
+def number(text: str) -> float:
+    """float(text), or NaN for text that is not a number: one range check then refuses both."""
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
 def limits_from(environ: Mapping[str, str], base: Limits = Limits()) -> Limits:
     """base with the settings environ overrides (GRADER_CALL_TIMEOUT=10, ...); SettingError for a value that is
     not a number or is below its floor."""
@@ -64,10 +72,7 @@ def limits_from(environ: Mapping[str, str], base: Limits = Limits()) -> Limits:
         text = environ.get(variable)
         if not text:
             continue
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
+        value = number(text)
         if not (math.isfinite(value) and value >= FLOORS[name]):
             raise SettingError(f"{variable}={text!r}: give a number of at least {FLOORS[name]:g} "
                                f"(the default is {getattr(base, name):g}), or unset it")
