@@ -1,174 +1,287 @@
-"""What attention.py may not contain: the constructs that reach the grader's own code in the worker.
+"""What attention.py may use, checked before any of it runs: an allow-list, read from the lab's description.
 
 The worker's guard and meters (grader.sandbox.guard) live in the student's process; code that finds them
 (through sys.modules, a function's __globals__, a frame, the garbage collector, C calls) could switch them
-off. Attention needs none of it, so a file that uses any of these is refused before it runs, with the line
-and the construct named. The scan reads the source (ast), never runs it.
+off. So the file is read (ast, never run) against what the lab allows (lab/allowed-use.json, with the names
+generated from torch in lab/allowed-names.json):
+- its syntax: every ordinary construct but the few the policy refuses;
+- its imports: only the policy's modules, and from them only their public, not refused names;
+- its names: the builtins less those that run strings, read files or hand out namespaces; getattr and its
+  kin only as a direct call with a literal name that is itself allowed;
+- its attributes: any name but the reserved ones, and dunders from a short list. The reserved names are
+  generated (instructor/allowed_names.py): in every module reachable from an allowed import, each name that
+  binds a module or function out of that reach (sys, os, importlib, torch._C, ...), private state or a C
+  function below torch's dispatcher; torch's own attention by every name; the interpreter's internals and
+  code loaders. A name the file gives its own object is no exemption: the scan cannot tell which object an
+  attribute is read from. Names of the file's own that are not reserved need no listing: the stubs read
+  attributes (mha.w_q) that only the student's code defines, and a file with some tasks done must run.
+A file that cannot be read (not UTF-8, too long, too deep, not Python) is refused as the student's, with
+what to change. scan() never raises on any input.
 """
+
+from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from grader import syntax
+from grader.lab import LAB, Lab
 
-MODULES = frozenset({"grader", "gc", "ctypes", "_ctypes", "cffi", "inspect", "importlib", "builtins", "marshal",
-                     "types", "pydoc", "runpy", "code", "codeop", "pickle", "dill", "cloudpickle", "operator",
-                     "imp", "zipimport", "pkgutil", "site", "sysconfig", "modulefinder", "shelve", "copyreg",
-                     "weakref", "atexit"})
-CALLS = frozenset({"exec", "eval", "compile", "__import__", "breakpoint", "vars", "delattr"})
-ATTRIBUTE_CALLS = frozenset({"getattr", "setattr", "hasattr"})  # on another object, only with a constant name
-ATTRIBUTES = frozenset({"modules", "_getframe", "settrace", "setprofile", "addaudithook", "meta_path", "path_hooks",
-                        "tb_frame", "f_back", "f_globals", "f_locals", "f_builtins", "gi_frame", "cr_frame",
-                        "ag_frame", "attrgetter", "methodcaller", "load", "loads", "path_importer_cache"})
-SYS_ATTRIBUTES = frozenset({"path"})  # harmless elsewhere (os.path), the import path on sys
-DUNDERS = frozenset({"__init__", "__name__", "__class__", "__doc__", "__len__", "__call__", "__repr__", "__str__",
-                     "__getitem__", "__setitem__", "__iter__", "__next__", "__enter__", "__exit__", "__eq__",
-                     "__hash__", "__module__", "__qualname__", "__annotations__", "__main__", "__future__",
-                     "__all__", "__version__", "__slots__", "__post_init__", "__contains__", "__bool__",
-                     "__torch_function__", "__torch_dispatch__"})  # torch's protocols: the guard watches them
 DUNDER = re.compile(r"__\w+?__")
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)
 class Finding:
     line: int
     construct: str
+    unreadable: bool = False  # the file could not be read at all, rather than using something refused
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.construct}"
+        return f"line {self.line}: {self.construct}" if self.line else self.construct
 
 
-def _dunders(text: str) -> list[str]:
-    return [name for name in DUNDER.findall(text) if name not in DUNDERS]
+@dataclass(frozen=True)
+class Policy:
+    """The lab's allowed-use description, as sets."""
+
+    modules: frozenset[str]
+    imports: dict[str, frozenset[str]]
+    allowed: frozenset[str]
+    reserved: frozenset[str]
+    dunders: frozenset[str]
+    refused_builtins: dict[str, str]
+    name_calls: frozenset[str]
+    refused_syntax: dict[str, str]
+    max_depth: int
+    max_lines: int
 
 
-PUBLIC_PRIVATE_NAMES = frozenset({"_exit"})  # os._exit: documented, and ending one's own process is allowed
+@lru_cache(maxsize=8)
+def policy_of(lab: Lab = LAB) -> Policy:
+    data, names = lab.policy, lab.names
+    return Policy(
+        modules=frozenset(data["modules"]),
+        imports={module: frozenset(listed) for module, listed in names["imports"].items()},
+        allowed=frozenset(names["allowed"]),
+        reserved=frozenset(names["reserved"]),
+        dunders=frozenset(data["dunders"]),
+        refused_builtins=dict(data["builtins_refused"]),
+        name_calls=frozenset(data["name_calls"]["functions"]),
+        refused_syntax=dict(data["syntax"]["refused"]),
+        max_depth=int(data["syntax"]["max_depth"]),
+        max_lines=int(data["syntax"]["max_lines"]),
+    )
 
 
-def _private(name: str) -> bool:
-    return name.startswith("_") and name not in PUBLIC_PRIVATE_NAMES and not (
-        name.startswith("__") and name.endswith("__") and name in DUNDERS)
+def _decode(source: str | bytes) -> str | Finding:
+    if isinstance(source, str):
+        return source
+    try:
+        return source.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = source[:error.start].count(b"\n") + 1
+        return Finding(line, f"byte {source[error.start]:#04x} is not UTF-8 text: save attention.py as UTF-8",
+                       unreadable=True)
 
 
-def _imported_names(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """(every name an import binds anywhere in the file, those bound to the sys module)."""
+def _parse(text: str, policy: Policy) -> ast.Module | Finding:
+    lines = text.count("\n") + 1
+    if lines > policy.max_lines:
+        return Finding(0, f"attention.py has {lines} lines; at most {policy.max_lines} are read: a solution needs "
+                          "a few hundred", unreadable=True)
+    try:
+        return syntax.parse(text)
+    except SyntaxError as error:
+        return Finding(error.lineno or 0, f"Python cannot read it: {error.msg}", unreadable=True)
+    except ValueError as error:  # a null byte
+        return Finding(0, f"Python cannot read it: {error}", unreadable=True)
+    except (RecursionError, MemoryError):
+        return Finding(0, "Python cannot read it: an expression or block nested too deeply (split it into "
+                          "steps)", unreadable=True)
+
+
+def _nodes(tree: ast.AST, limit: int) -> list[ast.AST] | Finding:
+    """Every node of tree, in one pass without recursion (the tree may be deep); or the first node nested
+    deeper than limit, where Python's own compiler gives up."""
+    nodes: list[ast.AST] = []
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return Finding(getattr(node, "lineno", 0), f"nested more than {limit} levels deep: split it into steps",
+                           unreadable=True)
+        nodes.append(node)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return nodes
+
+
+NAMED_FIELDS = ("namedtuple", "NamedTuple", "make_dataclass")  # types whose attribute names are given as strings
+
+
+def _defined(nodes: list[ast.AST]) -> set[str]:
+    """The attribute names the file defines itself: what it assigns to an attribute, its functions and
+    classes, the names a class body binds (dataclass fields), and the fields it names for a namedtuple."""
     names: set[str] = set()
-    sys_names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                bound = alias.asname or alias.name.split(".")[0]
-                names.add(bound)
-                if alias.name == "sys":
-                    sys_names.add(bound)
-        elif isinstance(node, ast.ImportFrom):
-            names.update(alias.asname or alias.name for alias in node.names)
-    return names, sys_names
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            if isinstance(node, ast.ClassDef):
+                names |= {target.id for statement in node.body for target in _targets(statement)}
+        elif isinstance(node, ast.Call) and _called_name(node) in NAMED_FIELDS:
+            for argument in ast.walk(node):
+                if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                    names |= set(IDENTIFIER.findall(argument.value))
+    return names
 
 
-def _is_sys(node: ast.expr, sys_names: set[str]) -> bool:
-    """Whether node names the sys module: an imported sys, or any module's own copy of it (os.sys)."""
-    return (isinstance(node, ast.Name) and node.id in sys_names) or (isinstance(node, ast.Attribute)
-                                                                     and node.attr == "sys")
+def _targets(statement: ast.stmt) -> Iterator[ast.Name]:
+    targets = statement.targets if isinstance(statement, ast.Assign) else (
+        [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else [])
+    for target in targets:
+        yield from (node for node in ast.walk(target) if isinstance(node, ast.Name))
 
 
-def _root(node: ast.expr) -> str | None:
-    """The name an attribute chain starts from (torch in torch.a.b), or None."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
-class _Scan(ast.NodeVisitor):
-    """Torch's and Python's private names are reached only through what a file imports: a chain from an
-    imported name with a private part (torch._C, torch.utils._python_dispatch, weakref.finalize._registry)
-    is refused, and so is a private name given to getattr/setattr/hasattr on anything but the file's own
-    objects. The file's own private names (its helpers, self._cache) are its own."""
+class _Check:
+    """One pass over the tree; each node type has its rule."""
 
-    def __init__(self, imported: set[str], sys_names: set[str]) -> None:
+    def __init__(self, policy: Policy, defined: set[str]) -> None:
+        self.policy = policy
+        self.own = defined
         self.found: list[Finding] = []
-        self.imported = imported
-        self.sys_names = sys_names
+        self.name_call_callees: set[int] = set()
 
-    def _add(self, node: ast.AST, construct: str) -> None:
+    def add(self, node: ast.AST, construct: str) -> None:
         self.found.append(Finding(getattr(node, "lineno", 0), construct))
+
+    def attribute(self, node: ast.AST, name: str, how: str = ".") -> None:
+        shown = f"{how}{name}" if how == "." else f"{how}{name!r}"
+        if name.startswith("__") and name.endswith("__"):
+            if name not in self.policy.dunders:
+                self.add(node, f"{shown} (a dunder that reaches Python's internals)")
+        elif name in self.policy.reserved:
+            self.add(node, f"{shown} (reserved: {_why_reserved(name)})")
+
+    def visit(self, node: ast.AST) -> None:
+        kind = type(node).__name__
+        if kind in self.policy.refused_syntax:
+            self.add(node, f"{self.policy.refused_syntax[kind]} (not needed for attention)")
+        rule: Callable[[ast.AST], None] | None = getattr(self, f"visit_{kind}", None)
+        if rule is not None:
+            rule(node)
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            if alias.name.split(".")[0] in MODULES:
-                self._add(node, f"import {alias.name}")
-            elif any(map(_private, alias.name.split("."))):
-                self._add(node, f"import {alias.name} (a private module)")
+            if alias.name not in self.policy.modules:
+                self.add(node, f"import {alias.name} ({_modules_line(self.policy)})")
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.module and node.module.split(".")[0] in MODULES:
-            self._add(node, f"from {node.module} import ...")
-        elif node.module and any(map(_private, node.module.split("."))):
-            self._add(node, f"from {node.module} import ... (a private module)")
+        module = "." * node.level + (node.module or "")
+        if node.level or module not in self.policy.modules:
+            self.add(node, f"from {module} import ... ({_modules_line(self.policy)})")
+            return
         for alias in node.names:
-            if alias.name in ATTRIBUTES or alias.name in CALLS or (node.module or "") == "sys" or _private(alias.name):
-                self._add(node, f"from {node.module} import {alias.name}")
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id in CALLS:
-            self._add(node, node.id)
-        self.generic_visit(node)
+            if alias.name == "*":
+                self.add(node, f"from {module} import * (name what you import)")
+            elif f"{module}.{alias.name}" not in self.policy.modules and alias.name not in self.policy.imports.get(
+                    module, frozenset()) and module != "__future__":
+                self.add(node, f"from {module} import {alias.name} (not one of {module}'s public names allowed here)")
 
     def visit_Call(self, node: ast.Call) -> None:
-        if isinstance(node.func, ast.Name) and node.func.id in ATTRIBUTE_CALLS and not _on_self(node):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in self.policy.name_calls:
             name = node.args[1] if len(node.args) > 1 else None
-            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-                self._add(node, f"{node.func.id}() with a name that is not a plain constant")
-            elif name.value in ATTRIBUTES or (_private(name.value) and _root(node.args[0]) in self.imported):
-                self._add(node, f"{node.func.id}() of {name.value!r}")
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "modules" and not node.args:
-            self.visit(node.func.value)  # nn.Module.modules(): a method call, not sys.modules
-            for argument in [*node.args, *node.keywords]:
-                self.visit(argument)
-            return
-        self.generic_visit(node)
+            if isinstance(name, ast.Constant) and isinstance(name.value, str) and not node.keywords:
+                self.name_call_callees.add(id(func))
+                self.attribute(node, name.value, f"{func.id}() of ")
+            else:
+                self.name_call_callees.add(id(func))
+                self.add(node, f"{func.id}() with a name that is not a string literal (write obj.name)")
+
+    def visit_Name(self, node: ast.Name) -> None:
+        name = node.id
+        if name in self.policy.refused_builtins:
+            self.add(node, f"{name} ({self.policy.refused_builtins[name]})")
+        elif name in self.policy.name_calls and id(node) not in self.name_call_callees:
+            self.add(node, f"{name} other than called as {name}(obj, 'name')")
+        elif name.startswith("__") and name.endswith("__") and name not in self.policy.dunders:
+            self.add(node, f"{name} (a dunder that reaches Python's internals)")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in ATTRIBUTES or (node.attr.startswith("__") and node.attr.endswith("__")
-                                       and node.attr not in DUNDERS):
-            self._add(node, f".{node.attr}")
-        elif _root(node) in self.imported and _private(node.attr):
-            self._add(node, f".{node.attr} (a private name of {_root(node)})")
-        elif node.attr in SYS_ATTRIBUTES and _is_sys(node.value, self.sys_names):
-            self._add(node, f"sys.{node.attr}")
-        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Del) and node.attr not in self.own:
+            self.add(node, f"del .{node.attr} (deleting what attention.py did not define)")
+        elif not isinstance(node.ctx, ast.Store):
+            self.attribute(node, node.attr)
+        elif node.attr in self.policy.reserved or (node.attr.startswith("__") and node.attr not in self.policy.dunders):
+            self.attribute(node, node.attr)
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        for name in node.kwd_attrs:  # case C(name=x) reads C's attribute name
+            self.attribute(node, name, "case keyword ")
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str):
-            for name in _dunders(node.value):
-                self._add(node, f"the name {name} in a string")
+            for name in sorted(set(DUNDER.findall(node.value)) - self.policy.dunders):
+                self.add(node, f"the name {name} in a string")
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg and node.arg.startswith("__") and node.arg.endswith("__") and node.arg not in self.policy.dunders:
+            self.add(node, f"the keyword {node.arg}")
 
 
-def _on_self(call: ast.Call) -> bool:
-    """getattr(self, name): the student's own object, whose attributes are theirs (a dunder name in a
-    string is found anyway)."""
-    return bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
+def _why_reserved(name: str) -> str:
+    lowered = name.lower()
+    if any(part in lowered for part in ("attention", "attn", "transformer", "sdpa", "scaled_dot", "flash")):
+        return "torch's own attention: build it from tensor operations"
+    if name.startswith("_"):
+        return "a private name of torch or Python"
+    return "it reaches Python's or torch's internals, files or code loading"
 
 
-SyntaxScan = Callable[[bytes], list[Finding]]  # what grade() runs on a file before it runs it (scan, below)
+def _modules_line(policy: Policy) -> str:
+    shown = sorted(name for name in policy.modules if name != "__future__")
+    return "attention.py may import only " + ", ".join(shown)
 
 
-def scan(source: str | bytes) -> list[Finding]:
-    """The constructs of source that reach the grader's internals ([] for any honest attention.py).
-    A file that does not parse has none: importing it fails and says why."""
-    try:
-        tree = syntax.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    visitor = _Scan(*_imported_names(tree))
-    visitor.visit(tree)
-    return sorted(set(visitor.found), key=lambda finding: (finding.line, finding.construct))
+def scan(source: str | bytes, lab: Lab = LAB) -> list[Finding]:
+    """What attention.py uses that the lab does not allow, or why it cannot be read ([] for an honest file)."""
+    policy = policy_of(lab)
+    text = _decode(source)
+    if isinstance(text, Finding):
+        return [text]
+    tree = _parse(text, policy)
+    if isinstance(tree, Finding):
+        return [tree]
+    nodes = _nodes(tree, policy.max_depth)
+    if isinstance(nodes, Finding):
+        return [nodes]
+    check = _Check(policy, _defined(nodes))
+    for node in nodes:  # calls first: a getattr they allow is not refused as a bare name
+        if isinstance(node, ast.Call):
+            check.visit_Call(node)
+    for node in nodes:
+        if not isinstance(node, ast.Call):
+            check.visit(node)
+    return sorted(set(check.found), key=lambda finding: (finding.line, finding.construct))
+
+
+SyntaxScan = Callable[[bytes], list[Finding]]  # what grade() runs on a file before it runs it (scan, above)
 
 
 def refusal(findings: list[Finding]) -> str:
-    """The message a refused file gets: what was found where, and why."""
+    """The message a refused file gets: what was found where, and what to do."""
     shown = "; ".join(map(str, findings[:5])) + ("; ..." if len(findings) > 5 else "")
-    return (f"attention.py uses what reaches the grader's own code in the worker ({shown}). Attention needs none "
-            "of it (torch, math and your own functions are enough): remove it and submit again")
+    if findings and findings[0].unreadable:
+        return f"attention.py cannot be graded as it is ({shown}): fix that and submit again"
+    return (f"attention.py uses what this lab does not allow ({shown}). The lab allows torch's tensor operations, "
+            "math and your own names (docs/lab.md, 'What you may use'): remove it and submit again")

@@ -63,7 +63,8 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
         return missing_report(path, suite, tests_dir, message, Flag(FlagKind.REFUSED, f"{IMPL_NAME} is too large"))
     findings = syntax_scan(impl.read_bytes())
     if findings:
+        why = "cannot be read" if findings[0].unreadable else "uses what the lab does not allow"
         return missing_report(path, suite, tests_dir, refusal(findings),
-                              Flag(FlagKind.REFUSED, f"attention.py reaches the grader's code: {findings[0]}"))
+                              Flag(FlagKind.REFUSED, f"{IMPL_NAME} {why}: {findings[0]}"))
     return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, prespawn=prespawn,
                                    limits=limits, hide=hide, launcher=launcher))

@@ -24,6 +24,7 @@ SHIPPED = (
     "assignment/attention.py",
     "assignment/playground.ipynb",
     "grader",
+    "lab",
     "tests/__init__.py",
     "tests/conftest.py",
     "tests/support",
