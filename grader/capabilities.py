@@ -58,6 +58,8 @@ class Policy:
     refused_syntax: dict[str, str]
     max_depth: int
     max_lines: int
+    kernel_parts: tuple[str, ...]
+    restricted: dict[str, frozenset[str]]
 
 
 @lru_cache(maxsize=8)
@@ -74,6 +76,9 @@ def policy_of(lab: Lab = LAB) -> Policy:
         refused_syntax=dict(data["syntax"]["refused"]),
         max_depth=int(data["syntax"]["max_depth"]),
         max_lines=int(data["syntax"]["max_lines"]),
+        kernel_parts=tuple(data["attributes_refused"]["kernel_parts"]),
+        restricted={module: frozenset(names) for module, names in data["modules_restricted"].items()
+                    if module != "about"},
     )
 
 
@@ -152,14 +157,45 @@ def _called_name(call: ast.Call) -> str | None:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
+def _literal_loops(nodes: list[ast.AST]) -> dict[str, set[str]]:
+    """Names bound only as the variable of a loop over literal strings (for name in ("w_q", "w_k")), with
+    those strings: getattr(self, name) then reads only them."""
+    loops: dict[str, set[str]] = {}
+    targets: set[int] = set()
+    for node in nodes:
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) and isinstance(
+                node.iter, (ast.Tuple, ast.List, ast.Set)) and all(
+                isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.iter.elts):
+            loops.setdefault(node.target.id, set()).update(item.value for item in node.iter.elts)  # type: ignore[attr-defined]
+            targets.add(id(node.target))
+    bound_otherwise = {node.id for node in nodes if isinstance(node, ast.Name)
+                       and not isinstance(node.ctx, ast.Load) and id(node) not in targets}
+    bound_otherwise |= {node.arg for node in nodes if isinstance(node, ast.arg)}
+    bound_otherwise |= {name for node in nodes if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
+    return {name: values for name, values in loops.items() if name not in bound_otherwise}
+
+
 class _Check:
     """One pass over the tree; each node type has its rule."""
 
-    def __init__(self, policy: Policy, defined: set[str]) -> None:
+    def __init__(self, policy: Policy, nodes: list[ast.AST]) -> None:
         self.policy = policy
-        self.own = defined
+        self.own = _defined(nodes)
+        self.loops = _literal_loops(nodes)
         self.found: list[Finding] = []
         self.name_call_callees: set[int] = set()
+        self.restricted: dict[str, str] = {}  # the name `import sys` binds -> "sys"
+        self.restricted_uses: set[int] = set()  # Name nodes used as NAME.allowed_attribute
+        self.read_as: dict[int, str] = {}  # Name node -> the attribute read from it (NAME.attribute)
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                self.restricted |= {alias.asname or alias.name: alias.name for alias in node.names
+                                    if alias.name in policy.restricted}
+        for node in nodes:
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                self.read_as[id(node.value)] = node.attr
+                if node.attr in policy.restricted.get(self.restricted.get(node.value.id, ""), ()):
+                    self.restricted_uses.add(id(node.value))
 
     def add(self, node: ast.AST, construct: str) -> None:
         self.found.append(Finding(getattr(node, "lineno", 0), construct))
@@ -170,7 +206,7 @@ class _Check:
             if name not in self.policy.dunders:
                 self.add(node, f"{shown} (a dunder that reaches Python's internals)")
         elif name in self.policy.reserved:
-            self.add(node, f"{shown} (reserved: {_why_reserved(name)})")
+            self.add(node, f"{shown} (reserved: {_why_reserved(name, self.policy)})")
 
     def visit(self, node: ast.AST) -> None:
         kind = type(node).__name__
@@ -182,11 +218,16 @@ class _Check:
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            if alias.name not in self.policy.modules:
+            if alias.name not in self.policy.modules and alias.name not in self.policy.restricted:
                 self.add(node, f"import {alias.name} ({_modules_line(self.policy)})")
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = "." * node.level + (node.module or "")
+        if module in self.policy.restricted and not node.level:
+            for alias in node.names:
+                if alias.name not in self.policy.restricted[module]:
+                    self.add(node, f"from {module} import {alias.name} ({_restricted_line(module, self.policy)})")
+            return
         if node.level or module not in self.policy.modules:
             self.add(node, f"from {module} import ... ({_modules_line(self.policy)})")
             return
@@ -204,13 +245,22 @@ class _Check:
             if isinstance(name, ast.Constant) and isinstance(name.value, str) and not node.keywords:
                 self.name_call_callees.add(id(func))
                 self.attribute(node, name.value, f"{func.id}() of ")
+            elif isinstance(name, ast.Name) and name.id in self.loops and not node.keywords:
+                self.name_call_callees.add(id(func))
+                for value in sorted(self.loops[name.id]):
+                    self.attribute(node, value, f"{func.id}() of ")
             else:
                 self.name_call_callees.add(id(func))
-                self.add(node, f"{func.id}() with a name that is not a string literal (write obj.name)")
+                self.add(node, f"{func.id}() with a name that is not a string literal or a loop over literals "
+                              "(write obj.name)")
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
-        if name in self.policy.refused_builtins:
+        if name in self.restricted and id(node) not in self.restricted_uses:
+            module, attribute = self.restricted[name], self.read_as.get(id(node))
+            shown = f"{name}.{attribute}" if attribute else f"{name} other than as {name}.<name>"
+            self.add(node, f"{shown} ({_restricted_line(module, self.policy)})")
+        elif name in self.policy.refused_builtins:
             self.add(node, f"{name} ({self.policy.refused_builtins[name]})")
         elif name in self.policy.name_calls and id(node) not in self.name_call_callees:
             self.add(node, f"{name} other than called as {name}(obj, 'name')")
@@ -239,13 +289,16 @@ class _Check:
             self.add(node, f"the keyword {node.arg}")
 
 
-def _why_reserved(name: str) -> str:
-    lowered = name.lower()
-    if any(part in lowered for part in ("attention", "attn", "transformer", "sdpa", "scaled_dot", "flash")):
+def _why_reserved(name: str, policy: Policy) -> str:
+    if any(part in name.lower() for part in policy.kernel_parts):
         return "torch's own attention: build it from tensor operations"
     if name.startswith("_"):
         return "a private name of torch or Python"
     return "it reaches Python's or torch's internals, files or code loading"
+
+
+def _restricted_line(module: str, policy: Policy) -> str:
+    return f"of {module}, attention.py may use only " + ", ".join(sorted(policy.restricted[module]))
 
 
 def _modules_line(policy: Policy) -> str:
@@ -265,7 +318,7 @@ def scan(source: str | bytes, lab: Lab = LAB) -> list[Finding]:
     nodes = _nodes(tree, policy.max_depth)
     if isinstance(nodes, Finding):
         return [nodes]
-    check = _Check(policy, _defined(nodes))
+    check = _Check(policy, nodes)
     for node in nodes:  # calls first: a getattr they allow is not refused as a bare name
         if isinstance(node, ast.Call):
             check.visit_Call(node)

@@ -197,8 +197,10 @@ def handout_table(policy: dict[str, Any]) -> str:
     refused = policy["attributes_refused"]
     dunders = [name for name in policy["dunders"] if name not in ("__main__", "__future__")]
     syntax = sorted(set(policy["syntax"]["refused"].values()))
+    restricted = "; ".join(f"of `{module}` only {_code(sorted(names))}"
+                           for module, names in policy["modules_restricted"].items() if module != "about")
     rows = [
-        ("imports", f"{_code(modules)} and `from __future__ import ...`",
+        ("imports", f"{_code(modules)} and `from __future__ import ...`; {restricted}",
          "any other module (`numpy`, `os`, `sys`, ...), relative imports, `from ... import *`"),
         ("Python", "every ordinary statement and expression: `def`, `class`, `if`, `for`, `while`, `with`, "
                    "`try`, `match`, `lambda`, comprehensions, `global`", ", ".join(syntax)),

@@ -30,12 +30,14 @@ Entering torch._C.DisableTorchFunction (which blinds that check) is recorded as 
 
 import _posixsubprocess
 import _thread
+import builtins
 import contextlib
 import ctypes  # noqa: F401  (imported before install(), so that importing it again is refused)
 import math
 import re
 import sys
 import threading
+import types
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -404,25 +406,37 @@ class Refused(RuntimeError):
     """Raised in the student's code for something the grader does not allow there."""
 
 
+TORCH_ATTENTION = "torch's own attention ({name}) is not allowed: build attention from tensor operations"
+
+
+def _installed(factory):
+    """factory's functions go where student code can reach them: each is detached (_detached)."""
+    def make(*args, **kwargs):
+        return _detached(factory(*args, **kwargs))
+    return make
+
+
 def _refuse(reason):
     _REFUSALS.append(reason)
     raise Refused(f"{reason} is not allowed in this lab's graded code")
 
 
+@_installed
 def _forbidden_kernel(name):
     def refuse(*args, **kwargs):
         if _STATE["probing"]:
             _STATE["probe_answered"] = True  # our kernel ran, not an imitation raising Refused
         else:
             _HITS.append(name)
-        raise Refused(f"torch's own attention ({name}) is not allowed: build attention from tensor operations")
+        raise Refused(TORCH_ATTENTION.format(name=name))
     return refuse
 
 
+@_installed
 def _forbidden_python(name):
     def refuse(*args, **kwargs):
         _HITS.append(name)
-        raise Refused(f"torch's own attention ({name}) is not allowed: build attention from tensor operations")
+        raise Refused(TORCH_ATTENTION.format(name=name))
     return refuse
 
 
@@ -460,6 +474,7 @@ def _no_processes(*args, **kwargs):
     _refuse("starting a process")
 
 
+@_installed
 def _only_outside_graded_calls(original, what):
     def checked(*args, **kwargs):
         if _STATE["graded"]:
@@ -469,12 +484,14 @@ def _only_outside_graded_calls(original, what):
     return checked
 
 
+@_installed
 def _refusal(what):
     def refuse(*args, **kwargs):
         _refuse(what)
     return refuse
 
 
+@_installed
 def _recorded_while_graded(original, what):
     def recorded(*args, **kwargs):
         if _STATE["graded"]:
@@ -486,13 +503,15 @@ def _recorded_while_graded(original, what):
 FOREIGN_STORAGE = "a tensor on memory torch did not allocate ({what}) is refused in this lab's code"
 
 
+@_installed
 def _no_foreign_storage(what):
     def refuse(*args, **kwargs):
         _refuse(FOREIGN_STORAGE.format(what=what).removesuffix(" is refused in this lab's code"))
     return refuse
 
 
-def _counted_per_element(original, from_result):
+@_installed
+def _counted_per_element(original, from_result, tensor_type=torch.Tensor):
     """original, which moves every element between a tensor and Python: during a graded call, each element
     counts as one operation (a loop over Python floats then grows the count with the shape, as any loop)."""
     def counted(*args, **kwargs):
@@ -503,7 +522,7 @@ def _counted_per_element(original, from_result):
         counter = _STATE["counter"]
         if _STATE["graded"] and counter is not None and counter.stats is not None and not counter.paused:
             tensor = result if from_result else args[0]
-            if isinstance(tensor, torch.Tensor):
+            if isinstance(tensor, tensor_type):
                 counter.stats.op_count += tensor.numel()
         return result
     return counted
@@ -539,11 +558,15 @@ def _refuse_torch_attention_modules():
             if callable(value) and not name.startswith("__") and ATTENTION_METHOD.search(name):
                 setattr(cls, name, _forbidden_python(f"{cls.__qualname__}.{name}"))
 
+    family = classes[0].__name__
+
     def pre_hook(module, args):
         if isinstance(module, classes):
-            _forbidden_python(f"{type(module).__qualname__} (torch's {classes[0].__name__} family)")()
+            name = f"{type(module).__qualname__} (torch's {family} family)"
+            _HITS.append(name)
+            raise Refused(TORCH_ATTENTION.format(name=name))
 
-    torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
+    torch.nn.modules.module.register_module_forward_pre_hook(_detached(pre_hook))
 
 
 def _replace_everywhere(replacements):
@@ -579,6 +602,43 @@ def _keep_the_counter_in_place():
                              disable, "disabling torch's function handling (torch._C.DisableTorchFunction)"))])
 
 
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _code_names(constant)
+    return names
+
+
+def _detached(function, done=None):
+    """function with a namespace of its own in place of this module's: only the names its code reads (the
+    functions among them detached too) and only the builtins it calls. What the guard installs where student
+    code can reach it hands out through __globals__ neither this module, nor a module, nor __import__."""
+    done = {} if done is None else done
+    if id(function) in done:
+        return done[id(function)]
+    names = _code_names(function.__code__)
+    namespace = {"__builtins__": {name: getattr(builtins, name) for name in names
+                                  if name not in globals() and hasattr(builtins, name)}}
+    cells = tuple(types.CellType(_detached(cell.cell_contents, done) if _ours(cell.cell_contents)
+                                 else cell.cell_contents) for cell in function.__closure__ or ())
+    detached = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__,
+                                  cells or None)
+    detached.__qualname__, detached.__doc__ = function.__qualname__, function.__doc__
+    done[id(function)] = detached
+    for name in names & globals().keys():
+        value = globals()[name]
+        if isinstance(value, types.ModuleType):
+            raise TypeError(f"{function.__qualname__} reads the module {name}: bind what it needs instead")
+        namespace[name] = _detached(value, done) if _ours(value) else value
+    return detached
+
+
+def _ours(value: object) -> bool:
+    """A function of this module's (its namespace is this module's)."""
+    return isinstance(value, types.FunctionType) and value.__globals__ is globals()
+
+
 def install() -> None:
     """Put the process-wide rules in place (once; they cannot be removed by the code they watch)."""
     if _STATE["installed"]:
@@ -603,8 +663,8 @@ def install() -> None:
         setattr(torch.Tensor, name, _only_outside_graded_calls(getattr(torch.Tensor, name), what))
     for name in ("from_numpy", "from_dlpack"):
         setattr(torch, name, _only_outside_graded_calls(getattr(torch, name), f"torch.{name}"))
-    _thread.start_new_thread = threading._start_new_thread = _no_threads  # type: ignore[attr-defined]  # private, not in typeshed
-    _posixsubprocess.fork_exec = _no_processes
+    _thread.start_new_thread = threading._start_new_thread = _detached(_no_threads)  # type: ignore[attr-defined]  # private, not in typeshed
+    _posixsubprocess.fork_exec = _detached(_no_processes)
     _keep_the_counter_in_place()
     sys.addaudithook(_audit)
     _STATE["installed"] = True

@@ -17,7 +17,6 @@ from instructor.mutants import apply, every_mutant
 
 CORRECT = [REPO / "solutions" / "attention.py", REPO / "assignment" / "attention.py",
            *sorted((REPO / "tests" / "corpus" / "fresh").glob("correct_*.py"))]
-REFUSED_BY_DESIGN = {"numpy_softmax"}  # its mistake is computing in numpy: an import the lab does not allow
 
 
 def refused(source: str) -> bool:
@@ -31,10 +30,10 @@ def test_every_correct_file_of_the_project_passes(path):
     assert scan(path.read_bytes()) == []
 
 
-def test_every_catalogued_mistake_passes_but_those_whose_mistake_is_a_refused_import():
+def test_every_catalogued_mistake_passes_the_scan_and_is_graded_for_its_mistake():
+    """numpy_softmax too: np.exp is allowed, the round trip through numpy is refused while it runs."""
     reference = (REPO / "solutions" / "attention.py").read_text()
-    refused_mutants = {mutant.name for mutant in every_mutant() if scan(apply(mutant, reference))}
-    assert refused_mutants == REFUSED_BY_DESIGN
+    assert [mutant.name for mutant in every_mutant() if scan(apply(mutant, reference))] == []
 
 
 @pytest.mark.parametrize("source", [
@@ -106,7 +105,7 @@ def test_torchs_attention_and_its_internals_are_refused_by_any_route(source):
 
 
 @pytest.mark.parametrize("source", [
-    "import os\n", "import sys\n", "import numpy as np\n", "import importlib\n", "from . import x\n",
+    "import os\n", "import importlib\n", "from . import x\n",
     "from torch.nn.functional import *\n", "import torch.utils\n", "from torch import ops\n",
     "from typing import get_type_hints\n", "x = open('/etc/passwd').read()\n", "exec('1')\n", "eval('1')\n",
     "x = __builtins__\n", "x = vars()\n", "x = globals()\n", "def f():\n    return f.__globals__\n",
@@ -114,6 +113,27 @@ def test_torchs_attention_and_its_internals_are_refused_by_any_route(source):
     "async def f():\n    pass\n", "try:\n    1 / 0\nexcept Exception as e:\n    f = e.__traceback__.tb_frame\n",
 ])
 def test_imports_builtins_and_dunders_outside_the_list_are_refused(source):
+    assert refused(source)
+
+
+@pytest.mark.parametrize("source", [
+    "import sys\nprint('debug', file=sys.stderr)\n",
+    "import numpy as np\nscale = 1 / np.sqrt(8)\nlow = np.finfo(np.float32).min\n",
+    "from numpy import sqrt, inf\n",
+    "class M:\n    def params(self):\n        return [getattr(self, name) for name in ('w_q', 'w_k', 'w_v')]\n",
+])
+def test_a_few_names_of_sys_and_numpy_and_getattr_over_literal_names_are_allowed(source):
+    assert scan(source) == []
+
+
+@pytest.mark.parametrize("source", [
+    "import sys\nm = sys.modules\n", "import sys as s\nt = s\n", "import sys\nmatch sys:\n    case object(modules=m):\n"
+    "        pass\n", "import numpy as np\nw = np.load('w.npy')\n", "from numpy import ctypeslib\n",
+    "import sys\nx = getattr(sys, 'stderr')\n",
+    "for name in ('w_q', 'sys'):\n    getattr(torch, name)\n",
+    "for name in ('w_q',):\n    pass\nname = 'modules'\ngetattr(x, name)\n",
+])
+def test_sys_and_numpy_only_as_name_dot_listed_attribute_and_loops_only_over_allowed_literals(source):
     assert refused(source)
 
 
