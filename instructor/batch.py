@@ -105,7 +105,20 @@ def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str |
     _write_results(reports, reports_dir, output, roster, keep)
     if similarity and _flag_similar(folders, reports, output):  # last: the grades above stand whatever it does
         _write_results(reports, reports_dir, output, roster, keep, quiet=True)
+    _write_class_report(reports_dir, output)
     return reports
+
+
+def _write_class_report(reports_dir, output):
+    """The class's figures over every stored report (with --only, the students kept too); a failure here
+    costs a line, never the gradebook written before it."""
+    from instructor import classreport
+
+    try:
+        classreport.write(classreport.summarize(classreport.load_reports(reports_dir)),
+                          classreport.class_report_path(output))
+    except Exception as error:  # the grades stand whatever the report does
+        print(f"class report not written: {type(error).__name__}: {error}", file=sys.stderr)
 
 
 def _write_results(reports, reports_dir, output, roster, keep, quiet=False):

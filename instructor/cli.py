@@ -91,6 +91,7 @@ TOOLS = {
     "figures": ("instructor.figures", "draw the attention heatmaps of docs/lab.md"),
     "bench": ("instructor.bench.cli", "benchmark the reference against torch (make bench)"),
     "bench-grade": ("instructor.bench_grade", "what grading costs: wall, CPU and memory of whole grader commands"),
+    "class-report": ("instructor.classreport", "how the class did, from stored reports: an HTML page and a CSV"),
 }
 
 
