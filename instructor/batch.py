@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
@@ -205,23 +205,41 @@ def gradebook_row(student: str, report: Report, task_ids: list[str]) -> list[str
     return [shown_name(student), *scores, report.score, report.max_score, flags]
 
 
-def write_gradebook(reports: dict[str, Report], output: str | Path, keep: bool = False) -> None:
-    """The CSV gradebook; keep: the rows of students not in reports stay as the file at output has them."""
+def write_gradebook(reports: dict[str, Report], output: str | Path, keep: bool = False,
+                    more: Mapping[str, Mapping[str, str | float]] | None = None) -> None:
+    """The CSV gradebook. more: columns after flags, per student (batch --deadline: the commit graded).
+    keep: the rows of students not in reports stay as the file at output has them, byte for byte; the
+    students regraded keep their values of the columns this run does not write (--roster's identifier)."""
     task_ids = [task.id for task in TASKS]
     extra = sorted({t for report in reports.values() for t in report.tasks} - set(task_ids))
-    header = ["student", *task_ids, *extra, "total", "max_score", "flags"]
-    rows: dict[str, list] = {shown_name(student): gradebook_row(student, report, task_ids + extra)
-                             for student, report in reports.items()}
+    more_columns = list(dict.fromkeys(column for values in (more or {}).values() for column in values))
+    header = ["student", *task_ids, *extra, "total", "max_score", "flags", *more_columns]
+    rows: dict[str, list] = {}
+    for student, report in reports.items():
+        values = (more or {}).get(student, {})
+        rows[shown_name(student)] = [*gradebook_row(student, report, task_ids + extra),
+                                     *(values.get(column, "") for column in more_columns)]
     if keep and Path(output).is_file():
-        with open(output, newline="") as handle:
-            old = list(csv.reader(handle))
-        if old and old[0] == header:
-            rows = {row[0]: row for row in old[1:] if row} | rows
+        header, rows = _merged(output, header, rows)
     with open_private(output, newline="", encoding="utf-8") as handle:
         writer = csvsafe.writer(handle)  # a folder name is the student's to choose: no formulas
         writer.writerow(header)
         for student in sorted(rows):
             writer.writerow(rows[student])
+
+
+def _merged(output: str | Path, header: list[str], rows: dict[str, list]) -> tuple[list[str], dict[str, list]]:
+    """The gradebook at output with rows replacing its students' rows, in its own columns (new ones last)."""
+    with open(output, newline="", encoding="utf-8") as handle:
+        old = [row for row in csv.reader(handle) if row]
+    if not old or old[0][:1] != ["student"]:
+        return header, rows
+    columns = old[0] + [column for column in header if column not in old[0]]
+    kept = {csvsafe.original(row[0]): row + [""] * (len(columns) - len(row)) for row in old[1:]}
+    for student, row in rows.items():
+        by_name = dict(zip(columns, kept.get(student, []), strict=False)) | dict(zip(header, row, strict=True))
+        kept[student] = [by_name.get(column, "") for column in columns]
+    return columns, kept
 
 
 def not_graded_students(output: str | Path) -> set[str]:

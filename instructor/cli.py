@@ -31,6 +31,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
             if not Path(args.output).is_file():
                 raise BadInput(f"--only-failed: no gradebook at {args.output} to complete: run batch without it first")
             only = not_graded_students(args.output)
+        elif args.only:
+            only = set(args.only)
         print(describe(), file=sys.stderr)
         reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
                             no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
@@ -113,8 +115,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     where.add_argument("--cluster", metavar="local:N", help="grade on a new Dask LocalCluster of N worker processes")
     batch.add_argument("--roster", metavar="CSV",
                        help="GitHub Classroom's roster export: adds each student's identifier")
-    batch.add_argument("--only-failed", action="store_true",
+    which = batch.add_mutually_exclusive_group()
+    which.add_argument("--only-failed", action="store_true",
                        help="regrade only the students --output marks 'not graded' (a grader error); keep the rest")
+    which.add_argument("--only", nargs="+", metavar="NAME",
+                       help="regrade only these students (folder names) into --output; every other row stays as it is")
     batch.add_argument("--similarity", action="store_true",
                        help="also write a copydetect similarity report and flag similar pairs (scores unchanged)")
     batch.set_defaults(run=cmd_batch)

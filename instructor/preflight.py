@@ -84,6 +84,14 @@ def check_batch(args: argparse.Namespace) -> None:
         raise BadInput(f"batch SUBMISSIONS {root}: {what}: give the folder holding one sub-folder per student")
     if not any(path.is_dir() and not path.name.startswith(".") for path in root.iterdir()):
         raise BadInput(f"batch SUBMISSIONS {root}: no sub-folders: it must hold one folder per student")
+    if getattr(args, "only", None):
+        from instructor.batch import shown_name, submissions
+
+        names = {shown_name(folder.name) for folder in submissions(root)}
+        unknown = [name for name in args.only if name not in names]
+        if unknown:
+            raise BadInput(f"--only {' '.join(unknown)}: no such student folder in {root}: give folder names as "
+                           "the gradebook's student column writes them")
     if args.jobs < 1:
         raise BadInput(f"--jobs {args.jobs}: give 1 or more parallel students")
     if not args.timeout > 0:
