@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -15,12 +16,13 @@ from grader.capabilities import SyntaxScan, scan
 from grader.grade import grade
 from grader.launch import PLAIN, Launcher
 from grader.paths import find_impl
-from grader.report import FlagKind, Report, failure_report
+from grader.report import Flag, FlagKind, Report, failure_report
 from grader.run import GraderError, fingerprint, suite_paths
 from grader.sandbox.isolation import require
 from grader.sandbox.policy import Limits, limits_from
 from grader.tasks import TASKS
 from instructor import csvsafe
+from instructor.deadline import LATE_COLUMNS, NO_HISTORY, Checkout, Deadline, checkout_all
 from instructor.private import open_private, private_folder, write_private
 from instructor.warm import warm_launcher
 
@@ -75,13 +77,15 @@ def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str |
               progress: bool = True, no_sandbox: bool = False, scheduler: str | None = None,
               cluster: str | None = None, roster: str | Path | None = None, similarity: bool = False,
               only: Collection[str] | None = None, syntax_scan: SyntaxScan = scan,
-              limits: Limits | None = None) -> dict[str, Report]:
+              limits: Limits | None = None, deadline: Deadline | None = None) -> dict[str, Report]:
     """no_sandbox: grade even where grader.sandbox.isolation cannot isolate the students from each other.
     scheduler / cluster: grade on Dask (an address, or "local:N") instead of `jobs` local processes.
     roster: GitHub Classroom's roster CSV, joined into the gradebook. similarity: flag similar code.
     only: grade just these students and keep every other row of the gradebook at output as it is
     (--only-failed: the students a grader error left not graded). syntax_scan, limits: as grader.grade.grade's
-    (local grading only; limits default to the GRADER_* overrides of the environment)."""
+    (local grading only; limits default to the GRADER_* overrides of the environment). deadline: grade each
+    clone's commit that instructor.deadline chooses (its files copied to a private temporary folder), with its
+    lateness in the gradebook and a flag."""
     limits = limits or limits_from(os.environ)  # a setting that cannot grade correct code stops here, not per row
     if not (scheduler or cluster):  # on Dask, each task requires the sandbox on the host that grades it
         require("batch", no_sandbox, levels=BATCH_LEVELS)
@@ -90,6 +94,26 @@ def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str |
         folders = [folder for folder in folders if shown_name(folder.name) in only]
     reports_dir = Path(reports_dir or Path(output).with_suffix("").as_posix() + "-reports")
     private_folder(reports_dir)
+    with tempfile.TemporaryDirectory(prefix="batch-commits-") as workdir:  # 0700: the staff's alone
+        hide = (str(Path(root).resolve()), str(Path(workdir).resolve()))  # no worker reads a classmate's folder
+        checkouts: dict[str, Checkout] | None = None
+        if deadline is not None:
+            shown = {folder.name: shown_name(folder.name) for folder in folders}
+            folders, checkouts = checkout_all(folders, deadline, Path(workdir), shown)
+        reports = _grade(folders, suite, jobs, timeout, tests_dir, hide, scheduler, cluster, no_sandbox,
+                         syntax_scan, limits, progress)
+        if checkouts is not None:
+            _flag_lateness(reports, checkouts)
+        keep = only is not None
+        _write_results(reports, reports_dir, output, roster, keep, checkouts)
+        if similarity and _flag_similar(folders, reports, output):  # last: the grades above stand whatever it does
+            _write_results(reports, reports_dir, output, roster, keep, checkouts, quiet=True)
+    _write_class_report(reports_dir, output)
+    return reports
+
+
+def _grade(folders, suite, jobs, timeout, tests_dir, hide, scheduler, cluster, no_sandbox, syntax_scan, limits,
+           progress):
     reports = {}
     with _progress(len(folders), progress) as bar:
         def record(student, report):
@@ -100,13 +124,20 @@ def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str |
         if scheduler or cluster:
             _grade_on_cluster(folders, suite, timeout, scheduler, cluster, record, no_sandbox)
         else:
-            _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record, syntax_scan, limits)
-    keep = only is not None
-    _write_results(reports, reports_dir, output, roster, keep)
-    if similarity and _flag_similar(folders, reports, output):  # last: the grades above stand whatever it does
-        _write_results(reports, reports_dir, output, roster, keep, quiet=True)
-    _write_class_report(reports_dir, output)
+            _grade_locally(hide, folders, suite, jobs, timeout, tests_dir, record, syntax_scan, limits)
     return reports
+
+
+def _flag_lateness(reports: dict[str, Report], checkouts: Mapping[str, Checkout]) -> None:
+    """Each late student's flag (their late commits, the one graded, the penalty); a folder that is no git
+    clone says the deadline was not checked."""
+    for student, report in reports.items():
+        checkout = checkouts.get(student)
+        text = checkout.flag_text() if checkout else NO_HISTORY
+        if checkout and checkout.graded is None:
+            text = f"late: {checkout.why}" + (f"; {len(checkout.late)} commit(s) after it" if checkout.late else "")
+        if text:
+            report.flags.append(Flag.from_json(text))
 
 
 def _write_class_report(reports_dir, output):
@@ -121,8 +152,9 @@ def _write_class_report(reports_dir, output):
         print(f"class report not written: {type(error).__name__}: {error}", file=sys.stderr)
 
 
-def _write_results(reports, reports_dir, output, roster, keep, quiet=False):
-    write_gradebook(reports, output, keep=keep)  # first: nothing about one student's report may cost the gradebook
+def _write_results(reports, reports_dir, output, roster, keep, checkouts, quiet=False):
+    # first: nothing about one student's report may cost the gradebook
+    write_gradebook(reports, output, keep=keep, checkouts=checkouts)
     for student, report in reports.items():
         write_private(reports_dir / report_file_name(student), json.dumps(report.to_json(), indent=2))
     if roster:
@@ -152,10 +184,9 @@ def _progress(total, enabled):
     return tqdm(total=total, unit="student", file=sys.stderr, disable=not enabled, dynamic_ncols=True)
 
 
-def _grade_locally(root, folders, suite, jobs, timeout, tests_dir, record, syntax_scan, limits):
+def _grade_locally(hide, folders, suite, jobs, timeout, tests_dir, record, syntax_scan, limits):
     _, suite_dir = suite_paths(suite, tests_dir)
     before = fingerprint(suite_dir)
-    hide = (str(Path(root).resolve()),)  # no worker reads a classmate's folder
     with warm_launcher(hide) as launcher, ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(grade_folder, folder, suite, timeout, tests_dir, hide, launcher, syntax_scan,
                                limits): folder
@@ -206,19 +237,23 @@ def gradebook_row(student: str, report: Report, task_ids: list[str]) -> list[str
 
 
 def write_gradebook(reports: dict[str, Report], output: str | Path, keep: bool = False,
-                    more: Mapping[str, Mapping[str, str | float]] | None = None) -> None:
-    """The CSV gradebook. more: columns after flags, per student (batch --deadline: the commit graded).
+                    checkouts: Mapping[str, Checkout] | None = None) -> None:
+    """The CSV gradebook. checkouts (batch --deadline): each student's commit graded and lateness in columns
+    after flags, and total cut by the late penalty (the task columns keep what the code earned).
     keep: the rows of students not in reports stay as the file at output has them, byte for byte; the
     students regraded keep their values of the columns this run does not write (--roster's identifier)."""
     task_ids = [task.id for task in TASKS]
     extra = sorted({t for report in reports.values() for t in report.tasks} - set(task_ids))
-    more_columns = list(dict.fromkeys(column for values in (more or {}).values() for column in values))
+    more_columns = list(LATE_COLUMNS) if checkouts is not None else []
     header = ["student", *task_ids, *extra, "total", "max_score", "flags", *more_columns]
     rows: dict[str, list] = {}
     for student, report in reports.items():
-        values = (more or {}).get(student, {})
-        rows[shown_name(student)] = [*gradebook_row(student, report, task_ids + extra),
-                                     *(values.get(column, "") for column in more_columns)]
+        row = gradebook_row(student, report, task_ids + extra)
+        checkout = (checkouts or {}).get(student)
+        if checkout is not None and not not_graded(report):
+            row[header.index("total")] = checkout.penalized(report.score)
+        values = checkout.columns() if checkout is not None else {}
+        rows[shown_name(student)] = [*row, *(values.get(column, "") for column in more_columns)]
     if keep and Path(output).is_file():
         header, rows = _merged(output, header, rows)
     with open_private(output, newline="", encoding="utf-8") as handle:

@@ -22,7 +22,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from grader.sandbox.isolation import SandboxUnavailable, describe
     from instructor import summary
     from instructor.batch import not_graded, not_graded_students, run_batch
-    from instructor.preflight import BadInput, Stalled, check_batch
+    from instructor.preflight import BadInput, Stalled, check_batch, deadline_of
 
     only = None
     try:
@@ -36,7 +36,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         print(describe(), file=sys.stderr)
         reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
                             no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
-                            roster=args.roster, similarity=args.similarity, only=only)
+                            roster=args.roster, similarity=args.similarity, only=only, deadline=deadline_of(args))
     except (SandboxUnavailable, BadInput, Stalled) as error:
         print(f"batch: {error}", file=sys.stderr)
         return 2
@@ -120,6 +120,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="regrade only the students --output marks 'not graded' (a grader error); keep the rest")
     which.add_argument("--only", nargs="+", metavar="NAME",
                        help="regrade only these students (folder names) into --output; every other row stays as it is")
+    late = batch.add_argument_group("deadline and late work (the students' folders are git clones)")
+    late.add_argument("--deadline", metavar="ISO-TIME",
+                      help="grade each clone's last commit before this time, with its UTC offset "
+                           "(2026-12-04T23:59:00+01:00); later commits are listed as late")
+    late.add_argument("--extensions", metavar="CSV", help="per-student deadlines: a CSV with columns student,deadline")
+    late.add_argument("--late-policy", metavar="POLICY",
+                      help="none (default: late commits count for nothing), penalty:PCT_PER_DAY[:MAX_DAYS] (the last "
+                           "commit up to MAX_DAYS late, total cut PCT%% per day or part of one) or grade-late (the "
+                           "newest commit, in full, lateness recorded)")
     batch.add_argument("--similarity", action="store_true",
                        help="also write a copydetect similarity report and flag similar pairs (scores unchanged)")
     batch.set_defaults(run=cmd_batch)

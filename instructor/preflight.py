@@ -10,8 +10,11 @@ import hashlib
 import socket
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from instructor.deadline import Deadline
 
 CONNECT_TIMEOUT = 5.0  # seconds for a scheduler to accept a connection
 PROBE_TIMEOUT = 60.0  # seconds for every worker to answer the preflight task
@@ -103,6 +106,7 @@ def check_batch(args: argparse.Namespace) -> None:
         raise BadInput(f"--output {output}: the folder {output.resolve().parent} does not exist: make it first")
     if args.roster:
         check_roster(args.roster)
+    deadline_of(args)
     if args.cluster:
         from instructor.cluster import local_workers
 
@@ -112,6 +116,24 @@ def check_batch(args: argparse.Namespace) -> None:
             raise BadInput(str(error)) from None
     if args.scheduler:
         check_scheduler(args.scheduler)
+
+
+def deadline_of(args: argparse.Namespace) -> "Deadline | None":
+    """batch's --deadline, --extensions and --late-policy as one value (None without --deadline); BadInput
+    (one line) for a time without its offset, an extensions file that is not student,deadline, a policy that
+    is none of the forms."""
+    from instructor.deadline import Deadline, parse_policy, parse_time, read_extensions
+
+    if not args.deadline:
+        for option, value in (("--extensions", args.extensions), ("--late-policy", args.late_policy)):
+            if value:
+                raise BadInput(f"{option}: give --deadline ISO-TIME too (the class's deadline)")
+        return None
+    try:
+        return Deadline(parse_time(args.deadline), read_extensions(args.extensions) if args.extensions else {},
+                        parse_policy(args.late_policy or "none"))
+    except ValueError as error:
+        raise BadInput(str(error)) from None
 
 
 def check_canvas_export(args: argparse.Namespace) -> None:
