@@ -97,13 +97,14 @@ def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str |
     with tempfile.TemporaryDirectory(prefix="batch-commits-") as workdir:  # 0700: the staff's alone
         hide = (str(Path(root).resolve()), str(Path(workdir).resolve()))  # no worker reads a classmate's folder
         checkouts: dict[str, Checkout] | None = None
+        clones = {folder.name: folder for folder in folders}
         if deadline is not None:
             shown = {folder.name: shown_name(folder.name) for folder in folders}
             folders, checkouts = checkout_all(folders, deadline, Path(workdir), shown)
         reports = _grade(folders, suite, jobs, timeout, tests_dir, hide, scheduler, cluster, no_sandbox,
                          syntax_scan, limits, progress)
         if checkouts is not None:
-            _flag_lateness(reports, checkouts)
+            _flag_lateness(reports, checkouts, clones)
         keep = only is not None
         _write_results(reports, reports_dir, output, roster, keep, checkouts)
         if similarity and _flag_similar(folders, reports, output):  # last: the grades above stand whatever it does
@@ -128,11 +129,14 @@ def _grade(folders, suite, jobs, timeout, tests_dir, hide, scheduler, cluster, n
     return reports
 
 
-def _flag_lateness(reports: dict[str, Report], checkouts: Mapping[str, Checkout]) -> None:
+def _flag_lateness(reports: dict[str, Report], checkouts: Mapping[str, Checkout], clones: Mapping[str, Path]) -> None:
     """Each late student's flag (their late commits, the one graded, the penalty); a folder that is no git
-    clone says the deadline was not checked."""
+    clone says the deadline was not checked. The report names the clone and commit graded, not the temporary
+    folder it was graded in."""
     for student, report in reports.items():
         checkout = checkouts.get(student)
+        if checkout is not None and checkout.graded is not None:
+            report.impl = f"{clones[student]} at commit {checkout.graded.sha}"
         text = checkout.flag_text() if checkout else NO_HISTORY
         if checkout and checkout.graded is None:
             text = f"late: {checkout.why}" + (f"; {len(checkout.late)} commit(s) after it" if checkout.late else "")

@@ -2,6 +2,7 @@
 commits are listed as late, a late policy says what they count for, and no student's clone is changed."""
 
 import csv
+import json
 import os
 import subprocess
 from datetime import datetime, timedelta
@@ -82,6 +83,13 @@ def test_without_a_late_policy_late_commits_count_for_nothing(tmp_path, klass):
     assert rows["bob"]["flags"].startswith("late: 1 commit(s) after 2026-12-04T23:59:00+00:00")
     assert rows["dee"]["flags"] == "no git history: graded as found, the deadline not checked"
     assert rows["cy"]["deadline"] == (DEADLINE + 3 * DAY).isoformat() and rows["cy"]["flags"] == ""
+
+
+def test_the_stored_report_names_the_clone_and_the_commit_graded(tmp_path, klass):
+    root = klass[0]
+    graded(tmp_path, *klass, "none")
+    report = json.loads((tmp_path / "grades-reports" / "ada.json").read_text())
+    assert report["impl"] == f"{root / 'ada'} at commit {shas(root / 'ada')[0]}"
 
 
 def test_a_penalty_per_day_cuts_the_late_commits_total_up_to_its_last_day(tmp_path, klass):
