@@ -259,6 +259,15 @@ def class_report_path(output: str | Path) -> Path:
 
 # -- reading stored reports --------------------------------------------------------------------------
 
+def read_report(file: Path) -> Report:
+    """A report batch (or grade --format json) stored; ValueError (one line) naming a file that is not one."""
+    try:
+        return Report.from_json(json.loads(file.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"{file}: not a grader report ({type(error).__name__}: {error}): "
+                         "remove it or regrade that student") from None
+
+
 def load_reports(folder: str | Path) -> dict[str, Report]:
     """{student: report} of the STUDENT.json files batch stored; ValueError (one line) on what is not one."""
     root = Path(folder)
@@ -267,14 +276,7 @@ def load_reports(folder: str | Path) -> dict[str, Report]:
     files = sorted(root.glob("*.json"))
     if not files:
         raise ValueError(f"{folder}: no .json report in it: give the reports folder batch wrote (grades-reports/)")
-    reports = {}
-    for file in files:
-        try:
-            reports[file.stem] = Report.from_json(json.loads(file.read_text(encoding="utf-8")))
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            raise ValueError(f"{file}: not a grader report ({type(error).__name__}: {error}): "
-                             "remove it or regrade that student") from None
-    return reports
+    return {file.stem: read_report(file) for file in files}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -41,6 +41,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
         print(f"batch: {error}", file=sys.stderr)
         return 2
     print("\n".join(summary.lines(reports, args.output)))
+    if args.feedback:
+        from instructor.feedback import write_pages
+
+        folder = Path(Path(args.output).with_suffix("").as_posix() + "-feedback")
+        write_pages(reports, folder, args.feedback)
+        print(f"  feedback pages ({args.feedback} hidden tests): {folder}")
     failed = sorted(student for student, report in reports.items() if not_graded(report))
     if failed:
         print(f"{len(failed)} not graded (a grader error, not the students' doing): {', '.join(failed)}\n"
@@ -93,6 +99,7 @@ TOOLS = {
     "figures": ("instructor.figures", "draw the attention heatmaps of docs/lab.md"),
     "bench": ("instructor.bench.cli", "benchmark the reference against torch (make bench)"),
     "bench-grade": ("instructor.bench_grade", "what grading costs: wall, CPU and memory of whole grader commands"),
+    "feedback": ("instructor.feedback", "a Markdown and an HTML feedback page per stored report, for students"),
     "class-report": ("instructor.classreport", "how the class did, from stored reports: an HTML page and a CSV"),
 }
 
@@ -129,6 +136,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                       help="none (default: late commits count for nothing), penalty:PCT_PER_DAY[:MAX_DAYS] (the last "
                            "commit up to MAX_DAYS late, total cut PCT%% per day or part of one) or grade-late (the "
                            "newest commit, in full, lateness recorded)")
+    batch.add_argument("--feedback", choices=("none", "summary", "full"), metavar="HIDDEN",
+                       help="also write a Markdown and HTML feedback page per student (OUTPUT-feedback/), with the "
+                            "hidden tests: none, summary (points per task) or full")
     batch.add_argument("--similarity", action="store_true",
                        help="also write a copydetect similarity report and flag similar pairs (scores unchanged)")
     batch.set_defaults(run=cmd_batch)
