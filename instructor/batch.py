@@ -17,7 +17,7 @@ from grader.grade import grade
 from grader.launch import PLAIN, Launcher
 from grader.paths import find_impl
 from grader.report import Flag, FlagKind, Report, failure_report
-from grader.run import GraderError, fingerprint, suite_paths
+from grader.run import GraderError, PointsDrift, fingerprint, suite_paths
 from grader.sandbox.isolation import require
 from grader.sandbox.policy import Limits, limits_from
 from grader.tasks import TASKS
@@ -49,6 +49,8 @@ def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path
         try:
             return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False, hide=hide,
                          launcher=launcher, syntax_scan=syntax_scan, limits=limits)
+        except PointsDrift:
+            raise  # the suites themselves are wrong: no student of the class can be graded with them
         except GraderError as error:
             why = str(error)
         except Exception as error:  # one broken submission never stops the class

@@ -19,6 +19,7 @@ def cmd_stubs(args: argparse.Namespace) -> int:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
+    from grader.run import PointsDrift
     from grader.sandbox.isolation import SandboxUnavailable, describe
     from instructor import summary
     from instructor.batch import not_graded, not_graded_students, run_batch
@@ -37,7 +38,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
                             no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
                             roster=args.roster, similarity=args.similarity, only=only, deadline=deadline_of(args))
-    except (SandboxUnavailable, BadInput, Stalled) as error:
+    except (SandboxUnavailable, BadInput, Stalled, PointsDrift) as error:
         print(f"batch: {error}", file=sys.stderr)
         return 2
     print("\n".join(summary.lines(reports, args.output)))
