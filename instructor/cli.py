@@ -111,11 +111,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("stubs", help="regenerate assignment/attention.py from solutions/").set_defaults(run=cmd_stubs)
     batch = commands.add_parser("batch", help="grade every sub-folder of SUBMISSIONS (one per student)")
-    batch.add_argument("submissions")
-    batch.add_argument("--suite", choices=SUITE_CHOICES, default="all")
-    batch.add_argument("--jobs", type=int, default=2)
-    batch.add_argument("--output", default="grades.csv")
-    batch.add_argument("--timeout", type=seconds, default=600.0)
+    batch.add_argument("submissions", metavar="SUBMISSIONS",
+                       help="the folder holding one sub-folder per student (its name is the student's)")
+    batch.add_argument("--suite", choices=SUITE_CHOICES, default="all",
+                       help="the tests graded: public (what students ran), hidden, or all (default: the grade)")
+    batch.add_argument("--jobs", type=int, default=2, metavar="N",
+                       help="students graded at once on this machine (default 2; at most one per CPU core: each "
+                            "student's tests use one core)")
+    batch.add_argument("--output", default="grades.csv", metavar="CSV",
+                       help="the gradebook (default grades.csv); the JSON reports go to OUTPUT-reports/, the class "
+                            "report to OUTPUT-class.html and .csv, all readable by you only")
+    batch.add_argument("--timeout", type=seconds, default=600.0, metavar="SECONDS",
+                       help="the limit for grading one student, at least 30 (default 600); past it the tests "
+                            "without a result count as timed out (each call into student code has its own limit)")
     batch.add_argument("--no-sandbox", action="store_true",
                        help="grade even where student code cannot be sandboxed (it then runs with your permissions)")
     where = batch.add_mutually_exclusive_group()
