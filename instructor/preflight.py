@@ -87,7 +87,7 @@ def check_batch(args: argparse.Namespace) -> None:
         raise BadInput(f"batch SUBMISSIONS {root}: {what}: give the folder holding one sub-folder per student")
     if not any(path.is_dir() and not path.name.startswith(".") for path in root.iterdir()):
         raise BadInput(f"batch SUBMISSIONS {root}: no sub-folders: it must hold one folder per student")
-    if getattr(args, "only", None):
+    if args.only:
         from instructor.batch import shown_name, submissions
 
         names = {shown_name(folder.name) for folder in submissions(root)}
