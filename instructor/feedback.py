@@ -94,6 +94,12 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
+def _total_scope(feedback: Feedback) -> str:
+    """What the total counts: a late student's total is before the penalty their note gives."""
+    late = any(note.startswith(LATE_PREFIX) for note in feedback.notes)
+    return "public and hidden tests" + (", before any late penalty: see the notes" if late else "")
+
+
 def _total_line(report: Report) -> str:
     return f"Total: {_points(report.score)} / {_points(report.max_score)}"
 
@@ -109,7 +115,7 @@ def render_markdown(feedback: Feedback, report: Report | None = None) -> str:
     report: the whole report, for the total over every suite (omit it to leave the total out)."""
     lines = [f"# Lab 03 feedback: {feedback.student}", ""]
     if report is not None:
-        lines += [f"**{_total_line(report)}** (public and hidden tests)", ""]
+        lines += [f"**{_total_line(report)}** ({_total_scope(feedback)})", ""]
     lines += ["## Your tests, as `make test` shows them", "", *_fenced(summary.render(feedback.shown))]
     if feedback.hidden_tests is not None:
         lines += ["", "## Hidden tests (every failure)", "",
@@ -142,7 +148,7 @@ def render_html(feedback: Feedback, report: Report | None = None) -> str:
              "table{border-collapse:collapse}</style></head><body>",
              f"<h1>Lab 03 feedback: {esc(feedback.student)}</h1>"]
     if report is not None:
-        parts.append(f"<p><strong>{esc(_total_line(report))}</strong> (public and hidden tests)</p>")
+        parts.append(f"<p><strong>{esc(_total_line(report))}</strong> ({esc(_total_scope(feedback))})</p>")
     parts.append(f"<h2>Your tests, as <code>make test</code> shows them</h2><pre>{esc(summary.render(feedback.shown))}"
                  "</pre>")
     if feedback.hidden_tests is not None:

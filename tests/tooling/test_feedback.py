@@ -70,6 +70,7 @@ def test_flags_for_the_staff_stay_out_and_lateness_stays_in():
     markdown, html = pages(a_report(flags), "summary")
     assert "bob" not in markdown + html and "unsigned" not in markdown + html
     assert "late: 1 commit" in html
+    assert "(public and hidden tests, before any late penalty: see the notes)" in markdown
 
 
 def test_student_text_is_escaped_in_the_html_page():
