@@ -173,6 +173,7 @@ def plots(summary: ClassSummary) -> list[tuple[str, str]]:
 
     matplotlib.use("Agg")  # no display on a grading server
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     made = []
     figure, axes = plt.subplots(figsize=(7, 3))
@@ -181,6 +182,7 @@ def plots(summary: ClassSummary) -> list[tuple[str, str]]:
     axes.set_xticks(range(len(bins)), [label for label, _ in bins], rotation=30, fontsize=8)
     axes.set_xlabel(f"total (out of {summary.max_score:g})")
     axes.set_ylabel("students")
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of students has no halves
     axes.set_title(f"Totals of the {summary.graded} graded students")
     made.append(("Histogram of the graded students' totals", _png(figure)))
     plt.close(figure)
@@ -228,7 +230,7 @@ def render_html(summary: ClassSummary, title: str = "Lab 03 class report") -> st
         parts += [f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{data}'>" for alt, data in plots(summary)]
     parts.append("<h2>Tasks</h2>" + _table(
         ("task", "title", "mean", "out of", "pass rate"),
-        [(t.id, t.title, round(t.mean, 2), round(t.max_score, 2), f"{100 * t.pass_rate:.0f}%") for t in summary.tasks]))
+        [(t.id, t.title, f"{t.mean:.2f}", f"{t.max_score:g}", f"{100 * t.pass_rate:.0f}%") for t in summary.tasks]))
     parts.append(f"<h2>Tests most failed (top {TOP})</h2>" + _table(
         ("test", "task", "students", "share"),
         [(t.name, t.task, t.students, share(t.students)) for t in summary.failed_tests]))
