@@ -5,10 +5,14 @@ import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.cli import seconds
 from grader.paths import SUITE_CHOICES
 from grader.sandbox.policy import SettingError
+
+if TYPE_CHECKING:
+    from instructor.deadline import Deadline
 
 
 def cmd_stubs(args: argparse.Namespace) -> int:
@@ -34,10 +38,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
             only = not_graded_students(args.output)
         elif args.only:
             only = set(args.only)
+        deadline = deadline_of(args)
+        if deadline is not None:
+            _warn_unknown_extensions(deadline, args.submissions)
         print(describe(), file=sys.stderr)
         reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
                             no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
-                            roster=args.roster, similarity=args.similarity, only=only, deadline=deadline_of(args))
+                            roster=args.roster, similarity=args.similarity, only=only, deadline=deadline)
     except (SandboxUnavailable, BadInput, Stalled, PointsDrift) as error:
         print(f"batch: {error}", file=sys.stderr)
         return 2
@@ -55,6 +62,17 @@ def cmd_batch(args: argparse.Namespace) -> int:
               "--only-failed", file=sys.stderr)
         return 1
     return 0
+
+
+def _warn_unknown_extensions(deadline: "Deadline", submissions: str) -> None:
+    from instructor.batch import shown_name
+    from instructor.batch import submissions as folders_of
+    from instructor.deadline import unknown_students
+
+    unknown = unknown_students(deadline, {shown_name(folder.name) for folder in folders_of(submissions)})
+    if unknown:
+        print(f"batch: --extensions names {len(unknown)} student(s) with no folder in {submissions} (no one gets "
+              f"their extension; check the spelling): {', '.join(unknown)}", file=sys.stderr)
 
 
 def cmd_canvas_export(args: argparse.Namespace) -> int:

@@ -129,7 +129,8 @@ class Checkout:
         shown = ", ".join(str(commit) for commit in self.late[-3:])
         more = f" (the last 3 of {len(self.late)})" if len(self.late) > 3 else ""
         graded = f"graded {self.graded.sha[:10]}" if self.graded else "nothing graded"
-        cost = f", {self.days_late} day(s) late: -{self.penalty_percent:g}%" if self.penalty_percent else ""
+        cost = f", {self.days_late} day(s) late" if self.days_late else ""
+        cost += f": -{self.penalty_percent:g}%" if self.penalty_percent else ""
         return f"late: {len(self.late)} commit(s) after {self.deadline.isoformat()}: {shown}{more}; {graded}{cost}"
 
 
@@ -213,3 +214,8 @@ def checkout_all(folders: list[Path], deadline: Deadline, workdir: Path,
             export(folder, checkout.graded, dest)
         graded.append(dest)
     return graded, chosen
+
+
+def unknown_students(deadline: Deadline, students: set[str]) -> list[str]:
+    """The students --extensions names that have no folder in the class (a typo gives no one the extension)."""
+    return sorted(set(deadline.extensions) - students)

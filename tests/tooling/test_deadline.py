@@ -108,6 +108,14 @@ def test_grade_late_grades_the_newest_commit_in_full_and_records_its_lateness(tm
     rows = graded(tmp_path, *klass, "grade-late")
     assert summary(rows, klass[0])["eve"] == (25.0, 0, "1", "5", "0.0")
     assert summary(rows, klass[0])["bob"] == (25.0, 1, "1", "1", "0.0")
+    assert rows["eve"]["flags"].endswith(", 5 day(s) late")
+
+
+def test_an_extension_for_a_student_without_a_folder_is_named_on_stderr(tmp_path, klass, capsys):
+    root, extensions = klass
+    extensions.write_text("student,deadline\ncy,2026-12-07T23:59Z\nbobb,2026-12-07T23:59Z\n")
+    graded(tmp_path, root, extensions, "none")
+    assert "--extensions names 1 student(s) with no folder" in capsys.readouterr().err
 
 
 def test_no_students_clone_is_changed(tmp_path, klass):
