@@ -50,7 +50,12 @@ clean:
 # --- instructors and CI (not in the student template) ---------------------------------------------
 JOBS ?= 2
 
-.PHONY: check lint stubs tooling sandbox-user reference-full-marks stubs-zero mutants notebook figures bench bench-grade student gradescope
+.PHONY: install-host check lint stubs tooling sandbox-user reference-full-marks stubs-zero mutants notebook figures bench bench-grade student gradescope
+
+# A Dask grading host (or scheduler) in one command: the venv, then grader/ and instructor/ importable from any
+# folder (dask worker starts anywhere) while still reading this checkout's tests/ (docs/instructors.md).
+install-host: install
+	$(PY) -m pip install --no-deps -e .
 
 check: lint tooling sandbox-user reference-full-marks stubs-zero mutants notebook
 

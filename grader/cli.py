@@ -24,6 +24,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         report = grade(impl, args.suite, timeout=args.timeout)
     except GraderError as error:
         print(f"grader error (not your code's fault): {error}", file=sys.stderr)
+        if args.format == "classroom" and args.output:
+            _classroom_fallback(args, str(error).splitlines()[0] if str(error) else "see the Grade step log")
         return 2
     options = dict(verbose=args.verbose, show_output=args.show_output)
     text = RENDERERS[args.format](report, hidden_visibility=args.hidden_visibility, **options)
@@ -42,6 +44,25 @@ def cmd_grade(args: argparse.Namespace) -> int:
             print(f"expected 0 points, got {report.score:g}", file=sys.stderr)
         return 0 if report.score == 0 and not report.bonus_score else 1
     return 0 if report.full_marks else 1
+
+
+def _classroom_fallback(args: argparse.Namespace, why: str) -> None:
+    """Classroom's result for a run the grader could not finish, out of the maximum a normal run records (the
+    suite's core points, from a collect-only run); nothing is written when even that fails (the workflow's own
+    fallback then applies)."""
+    from grader.formats import classroom
+    from grader.run import collect_manifest, suite_paths
+    from grader.tasks import BY_ID
+
+    names, tests_dir = suite_paths(args.suite)
+    try:
+        manifest = collect_manifest(tests_dir, names, args.impl)
+    except Exception:  # the grader itself is broken here: leave it to the workflow
+        return
+    if manifest:
+        core = sum(meta.points for meta in manifest if meta.task in BY_ID and not BY_ID[meta.task].bonus)
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(classroom.fallback(core, why))
 
 
 def cmd_gradescope_run(args: argparse.Namespace) -> int:

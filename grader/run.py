@@ -21,16 +21,21 @@ from typing import Any
 
 from grader.handover import Handover
 from grader.launch import PLAIN, Launcher
-from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, TESTS, scrubbed, suite_names
+from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, SUITES, TESTS, scrubbed, suite_names
 from grader.records import TestMeta, TestRecord
 from grader.report import Flag, FlagKind
 from grader.sandbox.isolation import level, make_undumpable, read_tail
 from grader.sandbox.policy import Limits, limits_from
 from grader.signing import verify
+from grader.tasks import points_drift
 
 
 class GraderError(RuntimeError):
     """The grading setup itself is broken (not the student's fault)."""
+
+
+class PointsDrift(GraderError):
+    """The suites' points disagree with grader.tasks: no student may be graded with them (batch stops)."""
 
 
 @dataclass
@@ -45,6 +50,7 @@ class RawRun:
     timed_out: bool = False
     pytest_json: dict[str, Any] | None = None  # pytest-json-report's report of the run, signed like the results
     grader_error: str | None = None  # the grader could not run the student's code (its sandbox did not start)
+    points_drift: str | None = None  # the suites' points disagree with grader.tasks: nothing was run
     worker_ready: bool = False  # a worker stood in its sandbox with torch imported: the student's code could run
 
 
@@ -163,6 +169,10 @@ def collect(run: RawRun, process: Any, report_fd: int, key: bytes, deadline: flo
                 unsigned += 1
             elif record["kind"] == "collected" and run.manifest is None:
                 run.manifest = [TestMeta.from_json(test) for test in record["tests"]]
+                run.points_drift = points_drift([(meta.task, meta.points) for meta in run.manifest],
+                                                complete=set(run.suites) >= set(SUITES))
+                if run.points_drift:  # refused before the student's code runs: their grade would not be ours
+                    _kill_group(process)
             elif record["kind"] == "result":
                 run.results.setdefault(record["id"], TestRecord.from_json(record))
             elif record["kind"] == "pytest-json" and run.pytest_json is None:
@@ -261,6 +271,8 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
         if level() in SANDBOXED:  # not the student's doing: someone changed the checkout meanwhile
             raise GraderError(CHANGED_UNDER_THE_GRADER)
         run.flags.append(Flag(FlagKind.TAMPERING, "the grading files (tests/ or grader/) changed during the run"))
+    if run.points_drift is not None:
+        raise PointsDrift(run.points_drift)
     if run.grader_error is not None:
         raise GraderError(run.grader_error)
     if run.manifest is None:  # pytest lists the tests before the worker imports attention.py: not the student's

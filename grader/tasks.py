@@ -1,5 +1,6 @@
 """The graded tasks: ids, points, what each covers. One source of truth for tests and reports."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -34,3 +35,22 @@ def task_order(task_id: str) -> int:
     """The task's place in TASKS (unknown ids last), to sort by."""
     ids = [task.id for task in TASKS]
     return ids.index(task_id) if task_id in ids else len(ids)
+
+
+def points_drift(tests: Iterable[tuple[str, float]], complete: bool) -> str | None:
+    """Why the collected tests' points, (task, points) per test, disagree with TASKS, in one line; None when they
+    agree. complete: every suite was collected, so each task's tests must carry exactly its points; a single
+    suite holds part of them, so no more than its points. A task TASKS does not know always disagrees."""
+    totals: dict[str, float] = {}
+    for task_id, points in tests:
+        totals[task_id] = totals.get(task_id, 0.0) + points
+    wrong = [f"{task_id} has {points:g} points in the tests but is not in TASKS" for task_id, points in totals.items()
+             if task_id not in BY_ID]
+    for task in TASKS:
+        have = totals.get(task.id, 0.0)
+        if have > task.points or (complete and have != task.points):
+            wrong.append(f"{task.id} has {have:g} points in the tests, {task.points} in TASKS")
+    if not wrong:
+        return None
+    return (f"the suites' points disagree with grader/tasks.py ({'; '.join(wrong)}): make them agree before grading "
+            "(docs/instructors.md, \"Change points or add a test\")")

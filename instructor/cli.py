@@ -5,10 +5,14 @@ import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.cli import seconds
 from grader.paths import SUITE_CHOICES
 from grader.sandbox.policy import SettingError
+
+if TYPE_CHECKING:
+    from instructor.deadline import Deadline
 
 
 def cmd_stubs(args: argparse.Namespace) -> int:
@@ -19,10 +23,11 @@ def cmd_stubs(args: argparse.Namespace) -> int:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
+    from grader.run import PointsDrift
     from grader.sandbox.isolation import SandboxUnavailable, describe
     from instructor import summary
     from instructor.batch import not_graded, not_graded_students, run_batch
-    from instructor.preflight import BadInput, Stalled, check_batch
+    from instructor.preflight import BadInput, Stalled, check_batch, deadline_of
 
     only = None
     try:
@@ -31,14 +36,25 @@ def cmd_batch(args: argparse.Namespace) -> int:
             if not Path(args.output).is_file():
                 raise BadInput(f"--only-failed: no gradebook at {args.output} to complete: run batch without it first")
             only = not_graded_students(args.output)
+        elif args.only:
+            only = set(args.only)
+        deadline = deadline_of(args)
+        if deadline is not None:
+            _warn_unknown_extensions(deadline, args.submissions)
         print(describe(), file=sys.stderr)
         reports = run_batch(args.submissions, args.suite, args.jobs, args.output, timeout=args.timeout,
                             no_sandbox=args.no_sandbox, scheduler=args.scheduler, cluster=args.cluster,
-                            roster=args.roster, similarity=args.similarity, only=only)
-    except (SandboxUnavailable, BadInput, Stalled) as error:
+                            roster=args.roster, similarity=args.similarity, only=only, deadline=deadline)
+    except (SandboxUnavailable, BadInput, Stalled, PointsDrift) as error:
         print(f"batch: {error}", file=sys.stderr)
         return 2
     print("\n".join(summary.lines(reports, args.output)))
+    if args.feedback:
+        from instructor.feedback import write_pages
+
+        folder = Path(Path(args.output).with_suffix("").as_posix() + "-feedback")
+        write_pages(reports, folder, args.feedback)
+        print(f"  feedback pages ({args.feedback} hidden tests): {folder}")
     failed = sorted(student for student, report in reports.items() if not_graded(report))
     if failed:
         print(f"{len(failed)} not graded (a grader error, not the students' doing): {', '.join(failed)}\n"
@@ -46,6 +62,17 @@ def cmd_batch(args: argparse.Namespace) -> int:
               "--only-failed", file=sys.stderr)
         return 1
     return 0
+
+
+def _warn_unknown_extensions(deadline: "Deadline", submissions: str) -> None:
+    from instructor.batch import shown_name
+    from instructor.batch import submissions as folders_of
+    from instructor.deadline import unknown_students
+
+    unknown = unknown_students(deadline, {shown_name(folder.name) for folder in folders_of(submissions)})
+    if unknown:
+        print(f"batch: --extensions names {len(unknown)} student(s) with no folder in {submissions} (no one gets "
+              f"their extension; check the spelling): {', '.join(unknown)}", file=sys.stderr)
 
 
 def cmd_canvas_export(args: argparse.Namespace) -> int:
@@ -92,6 +119,8 @@ TOOLS = {
     "bench": ("instructor.bench.cli", "benchmark the reference against torch (make bench)"),
     "bench-grade": ("instructor.bench_grade", "what grading costs: wall, CPU and memory of whole grader commands"),
     "allowed-names": ("instructor.allowed_names", "regenerate lab/allowed-names.json from the installed torch"),
+    "feedback": ("instructor.feedback", "a Markdown and an HTML feedback page per stored report, for students"),
+    "class-report": ("instructor.classreport", "how the class did, from stored reports: an HTML page and a CSV"),
 }
 
 
@@ -101,11 +130,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("stubs", help="regenerate assignment/attention.py from solutions/").set_defaults(run=cmd_stubs)
     batch = commands.add_parser("batch", help="grade every sub-folder of SUBMISSIONS (one per student)")
-    batch.add_argument("submissions")
-    batch.add_argument("--suite", choices=SUITE_CHOICES, default="all")
-    batch.add_argument("--jobs", type=int, default=2)
-    batch.add_argument("--output", default="grades.csv")
-    batch.add_argument("--timeout", type=seconds, default=600.0)
+    batch.add_argument("submissions", metavar="SUBMISSIONS",
+                       help="the folder holding one sub-folder per student (its name is the student's)")
+    batch.add_argument("--suite", choices=SUITE_CHOICES, default="all",
+                       help="the tests graded: public (what students ran), hidden, or all (default: the grade)")
+    batch.add_argument("--jobs", type=int, default=2, metavar="N",
+                       help="students graded at once on this machine (default 2; at most one per CPU core: each "
+                            "student's tests use one core)")
+    batch.add_argument("--output", default="grades.csv", metavar="CSV",
+                       help="the gradebook (default grades.csv); the JSON reports go to OUTPUT-reports/, the class "
+                            "report to OUTPUT-class.html and .csv, all readable by you only")
+    batch.add_argument("--timeout", type=seconds, default=600.0, metavar="SECONDS",
+                       help="the limit for grading one student, at least 30 (default 600); past it the tests "
+                            "without a result count as timed out (each call into student code has its own limit)")
     batch.add_argument("--no-sandbox", action="store_true",
                        help="grade even where student code cannot be sandboxed (it then runs with your permissions)")
     where = batch.add_mutually_exclusive_group()
@@ -113,8 +150,23 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     where.add_argument("--cluster", metavar="local:N", help="grade on a new Dask LocalCluster of N worker processes")
     batch.add_argument("--roster", metavar="CSV",
                        help="GitHub Classroom's roster export: adds each student's identifier")
-    batch.add_argument("--only-failed", action="store_true",
+    which = batch.add_mutually_exclusive_group()
+    which.add_argument("--only-failed", action="store_true",
                        help="regrade only the students --output marks 'not graded' (a grader error); keep the rest")
+    which.add_argument("--only", nargs="+", metavar="NAME",
+                       help="regrade only these students (folder names) into --output; every other row stays as it is")
+    late = batch.add_argument_group("deadline and late work (the students' folders are git clones)")
+    late.add_argument("--deadline", metavar="ISO-TIME",
+                      help="grade each clone's last commit before this time, with its UTC offset "
+                           "(2026-12-04T23:59:00+01:00); later commits are listed as late")
+    late.add_argument("--extensions", metavar="CSV", help="per-student deadlines: a CSV with columns student,deadline")
+    late.add_argument("--late-policy", metavar="POLICY",
+                      help="none (default: late commits count for nothing), penalty:PCT_PER_DAY[:MAX_DAYS] (the last "
+                           "commit up to MAX_DAYS late, total cut PCT%% per day or part of one) or grade-late (the "
+                           "newest commit, in full, lateness recorded)")
+    batch.add_argument("--feedback", choices=("none", "summary", "full"), metavar="HIDDEN",
+                       help="also write a Markdown and HTML feedback page per student (OUTPUT-feedback/), with the "
+                            "hidden tests: none, summary (points per task) or full")
     batch.add_argument("--similarity", action="store_true",
                        help="also write a copydetect similarity report and flag similar pairs (scores unchanged)")
     batch.set_defaults(run=cmd_batch)

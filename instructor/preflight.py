@@ -10,8 +10,11 @@ import hashlib
 import socket
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from instructor.deadline import Deadline
 
 CONNECT_TIMEOUT = 5.0  # seconds for a scheduler to accept a connection
 PROBE_TIMEOUT = 60.0  # seconds for every worker to answer the preflight task
@@ -84,6 +87,14 @@ def check_batch(args: argparse.Namespace) -> None:
         raise BadInput(f"batch SUBMISSIONS {root}: {what}: give the folder holding one sub-folder per student")
     if not any(path.is_dir() and not path.name.startswith(".") for path in root.iterdir()):
         raise BadInput(f"batch SUBMISSIONS {root}: no sub-folders: it must hold one folder per student")
+    if args.only:
+        from instructor.batch import shown_name, submissions
+
+        names = {shown_name(folder.name) for folder in submissions(root)}
+        unknown = [name for name in args.only if name not in names]
+        if unknown:
+            raise BadInput(f"--only {' '.join(unknown)}: no such student folder in {root}: give folder names as "
+                           "the gradebook's student column writes them")
     if args.jobs < 1:
         raise BadInput(f"--jobs {args.jobs}: give 1 or more parallel students")
     if not args.timeout > 0:
@@ -95,6 +106,7 @@ def check_batch(args: argparse.Namespace) -> None:
         raise BadInput(f"--output {output}: the folder {output.resolve().parent} does not exist: make it first")
     if args.roster:
         check_roster(args.roster)
+    deadline_of(args)
     if args.cluster:
         from instructor.cluster import local_workers
 
@@ -104,6 +116,24 @@ def check_batch(args: argparse.Namespace) -> None:
             raise BadInput(str(error)) from None
     if args.scheduler:
         check_scheduler(args.scheduler)
+
+
+def deadline_of(args: argparse.Namespace) -> "Deadline | None":
+    """batch's --deadline, --extensions and --late-policy as one value (None without --deadline); BadInput
+    (one line) for a time without its offset, an extensions file that is not student,deadline, a policy that
+    is none of the forms."""
+    from instructor.deadline import Deadline, parse_policy, parse_time, read_extensions
+
+    if not args.deadline:
+        for option, value in (("--extensions", args.extensions), ("--late-policy", args.late_policy)):
+            if value:
+                raise BadInput(f"{option}: give --deadline ISO-TIME too (the class's deadline)")
+        return None
+    try:
+        return Deadline(parse_time(args.deadline), read_extensions(args.extensions) if args.extensions else {},
+                        parse_policy(args.late_policy or "none"))
+    except ValueError as error:
+        raise BadInput(str(error)) from None
 
 
 def check_canvas_export(args: argparse.Namespace) -> None:

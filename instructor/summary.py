@@ -37,6 +37,7 @@ def lines(reports: Mapping[str, Report], output: str | Path, reports_dir: str | 
         said.append(f"  flagged (read their reports): {', '.join(flagged)}")
     stem = Path(output).with_suffix("").as_posix()
     files = [Path(output), Path(reports_dir or reports_dir_of(output))]
-    files += [path for path in (Path(stem + "-similarity.html"), Path(stem + "-similarity.csv")) if path.exists()]
+    files += [path for path in (Path(stem + "-class.html"), Path(stem + "-class.csv"), Path(stem + "-similarity.html"),
+                                Path(stem + "-similarity.csv")) if path.exists()]
     said.append(f"  files: {', '.join(str(path) for path in files)}")
     return said

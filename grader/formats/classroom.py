@@ -58,3 +58,12 @@ def render(report: Report, **_: Any) -> str:
 
     text = document(2000)
     return text if len(text) <= LIMIT else document(200)
+
+
+def fallback(max_score: float, why: str) -> str:
+    """The document for a run the grader could not finish (a grader error): one error entry worth nothing, out
+    of the same maximum a normal run of the suite records (the public core points), so that Classroom's
+    record of a failed run is 0 of that maximum, not of another."""
+    return json.dumps({"version": 1, "status": "error", "max_score": max_score or 1, "tests": [{
+        "name": "grader", "status": "error", "score": 0, "message": f"The grader could not run: {why}"[:2000],
+        "test_code": "make test", "filename": "", "line_no": 0, "execution_time": "0s"}]})

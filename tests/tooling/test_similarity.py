@@ -82,8 +82,8 @@ def test_a_file_over_the_size_cap_is_listed_not_compared(tmp_path):
     files = class_of(tmp_path, {"ada": REFERENCE, "bob": renamed(REFERENCE), "cy": huge})
     pairs = similarity.compare(files, tmp_path / "report.html")
     assert "cy" not in {name for pair in pairs for name in (pair.first, pair.second)}
-    assert "Not compared (over 200 KB)" in (tmp_path / "report.html").read_text()
-    assert "cy:" in (tmp_path / "report.html").read_text()
+    assert "<li>cy: " in (tmp_path / "report.html").read_text()
+    assert "bytes, over 200 KB" in (tmp_path / "report.html").read_text()
 
 
 def test_a_comparison_over_its_time_limit_stops_with_one_clear_error(tmp_path):
@@ -124,3 +124,55 @@ def test_batch_writes_the_gradebook_before_the_similarity_check_and_then_adds_it
     batch.run_batch(root, "public", output=str(output), progress=False, no_sandbox=True, similarity=True)
     assert seen and "ada" in seen[0] and "similar-to" not in seen[0]
     assert "similar-to: bob" in output.read_text()
+
+
+def a_pair(first, second, share, code="x = 1\n"):
+    return similarity.Pair(first, second, share, share, 100, code, code)
+
+
+def test_a_file_that_is_not_utf8_is_listed_with_the_reason_not_compared(tmp_path):
+    files = class_of(tmp_path, {"ada": REFERENCE, "bob": renamed(REFERENCE)})
+    latin = tmp_path / "cy" / "attention.py"
+    latin.parent.mkdir()
+    latin.write_bytes("# caf\xe9\n".encode("latin-1") + REFERENCE.encode())
+    files["cy"] = latin
+    pairs = similarity.compare(files, tmp_path / "report.html")
+    assert "cy" not in {name for pair in pairs for name in (pair.first, pair.second)}
+    assert "<li>cy: not UTF-8 text (byte 5" in (tmp_path / "report.html").read_text()
+
+
+def test_near_identical_students_form_one_cluster():
+    pairs = [a_pair("ada", "bob", 0.97), a_pair("bob", "cy", 0.95), a_pair("ada", "cy", 0.94),
+             a_pair("dee", "eve", 0.60)]
+    assert similarity.clusters(pairs) == [["ada", "bob", "cy"]]
+
+
+def test_each_student_has_one_row_with_their_closest_match():
+    pairs = [a_pair("ada", "bob", 0.97), a_pair("bob", "cy", 0.50)]
+    rows = similarity.closest(pairs, ["ada", "bob", "cy", "dee"], similarity.clusters(pairs))
+    assert [(row.student, row.other, row.similarity, row.cluster) for row in rows] == [
+        ("ada", "bob", 0.97, 1), ("bob", "ada", 0.97, 1), ("cy", "bob", 0.50, 0), ("dee", "", 0.0, 0)]
+
+
+def test_a_cluster_is_shown_side_by_side_once():
+    pairs = [a_pair("ada", "bob", 0.97), a_pair("bob", "cy", 0.95), a_pair("dee", "eve", 0.60)]
+    shown = similarity.shown_pairs(pairs, similarity.clusters(pairs))
+    assert [(pair.first, pair.second) for pair in shown] == [("ada", "bob"), ("dee", "eve")]
+
+
+def test_a_student_in_a_cluster_gets_one_flag_naming_the_closest_and_counting_the_rest():
+    pairs = [a_pair("ada", "bob", 0.97), a_pair("ada", "cy", 0.95), a_pair("bob", "cy", 0.90)]
+    flagged = similarity.flags(pairs)
+    assert [flag.text for flag in flagged["ada"]] == ["bob (97%) and 1 other(s)"]
+
+
+def test_the_page_stays_bounded_for_a_class_of_copies():
+    students = [f"s{i:03}" for i in range(300)]
+    code = "<span class='highlight-red'>" + "y = x * 2\n" * 20_000 + "</span>"
+    pairs = [a_pair(students[i], students[j], 0.5 + (i * 300 + j) / 1e6, code)
+             for i in range(0, 300, 5) for j in range(i + 1, 300, 7)]
+    page = similarity.render_html(pairs, {}, students)
+    assert len(pairs) > similarity.MAX_TABLE_PAIRS
+    assert len(page) < 2 * similarity.MAX_SIDE_BY_SIDE * (similarity.MAX_CODE_CHARS + 500) + 300_000
+    assert page.count("<pre>") == 2 * similarity.MAX_SIDE_BY_SIDE
+    assert page.count("<span") == page.count("</span>")
