@@ -45,17 +45,26 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_gradescope_run(args: argparse.Namespace) -> int:
-    from grader.gradescope import run
-    from grader.sandbox.isolation import SandboxUnavailable, describe, require
+    """Exit 0 with a graded results.json, or 2 with one that says the autograder failed: whatever fails here
+    (the sandbox, a setting, the grader's own code), Gradescope gets a results.json to show."""
+    from grader.gradescope import run, write_failure
 
-    print(describe())
+    expected: tuple[type[Exception], ...] = (SettingError,)
     try:
+        from grader.run import GraderError
+        from grader.sandbox.isolation import SandboxUnavailable, describe, require
+
+        expected = (SettingError, SandboxUnavailable, GraderError)
+        print(describe())
         require("gradescope-run", args.no_sandbox)
-    except SandboxUnavailable as error:
-        print(error, file=sys.stderr)
-        return 2
-    print(f"wrote {run(args.root, args.hidden_visibility)}")
-    return 0
+        print(f"wrote {run(args.root, args.hidden_visibility)}")
+        return 0
+    except Exception as error:
+        write_failure(args.root, error)  # what run() wrote for it already, or the failure before run()
+        if isinstance(error, expected):  # the machine or a setting: one line, no traceback
+            print(f"python -m grader gradescope-run: {error}", file=sys.stderr)
+            return 2
+        raise  # the tools' own bug: entry.run prints its traceback and exits 2
 
 
 # The shortest --timeout taken: a whole grade takes seconds, and a limit near that would time correct code out on
