@@ -68,7 +68,7 @@ def cmd_gradescope_run(args: argparse.Namespace) -> int:
 
 
 # The shortest --timeout taken: a whole grade takes seconds, and a limit near that would time correct code out on
-# a loaded machine and blame its tests (calls are limited by their own CPU time, grader.sandbox.policy).
+# a loaded machine and blame its tests (calls are limited by their own time, not the machine's: grader.sandbox.clock).
 MIN_RUN_SECONDS = 30.0
 
 
