@@ -11,6 +11,7 @@ from grader.sandbox.policy import SettingError, number
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from grader.formats import RENDERERS
+    from grader.formats.workflow import inert
     from grader.grade import grade
     from grader.run import GraderError
     from grader.sandbox.isolation import describe
@@ -23,7 +24,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     try:
         report = grade(impl, args.suite, timeout=args.timeout)
     except GraderError as error:
-        print(f"grader error (not your code's fault): {error}", file=sys.stderr)
+        print(inert(f"grader error (not your code's fault): {error}"), file=sys.stderr)
         return 2
     options = dict(verbose=args.verbose, show_output=args.show_output)
     text = RENDERERS[args.format](report, hidden_visibility=args.hidden_visibility, **options)
@@ -34,7 +35,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text)
         text = RENDERERS["summary"](report, **options)  # the log still shows the table
-    print(text, end="" if text.endswith("\n") else "\n")
+    elif args.format == "github-annotations":  # our own workflow commands, meant to be obeyed
+        print(text, end="")
+        text = ""
+    # On GitHub the log is read for workflow commands: none of the student's text may become one.
+    text = inert(text)
+    print(text, end="" if not text or text.endswith("\n") else "\n")
     if args.exit_zero:
         return 0
     if args.expect == "zero":
