@@ -57,12 +57,16 @@ def cmd_gradescope_run(args: argparse.Namespace) -> int:
 
     expected: tuple[type[Exception], ...] = (SettingError,)
     try:
+        from grader.paths import SOLUTIONS, TESTS
         from grader.run import GraderError
-        from grader.sandbox.isolation import SandboxUnavailable, describe, require
+        from grader.sandbox.exposure import refuse_readable
+        from grader.sandbox.isolation import SandboxUnavailable, describe, level, require
 
         expected = (SettingError, SandboxUnavailable, GraderError)
         print(describe())
         require("gradescope-run", args.no_sandbox)
+        if level() == "uid":  # no view: the tests must be closed to the worker's uid (setup.sh does it)
+            refuse_readable("gradescope-run", TESTS, [SOLUTIONS])
         print(f"wrote {run(args.root, args.hidden_visibility)}")
         return 0
     except Exception as error:
