@@ -11,6 +11,7 @@ from grader.sandbox.policy import SettingError, number
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from grader.formats import RENDERERS
+    from grader.formats.workflow import inert
     from grader.grade import grade
     from grader.run import GraderError
     from grader.sandbox.isolation import describe
@@ -23,7 +24,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     try:
         report = grade(impl, args.suite, timeout=args.timeout)
     except GraderError as error:
-        print(f"grader error (not your code's fault): {error}", file=sys.stderr)
+        print(inert(f"grader error (not your code's fault): {error}"), file=sys.stderr)
         if args.format == "classroom" and args.output:
             _classroom_fallback(args, str(error).splitlines()[0] if str(error) else "see the Grade step log")
         return 2
@@ -36,7 +37,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text)
         text = RENDERERS["summary"](report, **options)  # the log still shows the table
-    print(text, end="" if text.endswith("\n") else "\n")
+    elif args.format == "github-annotations":  # our own workflow commands, meant to be obeyed
+        print(text, end="")
+        text = ""
+    # On GitHub the log is read for workflow commands: none of the student's text may become one.
+    text = inert(text)
+    print(text, end="" if not text or text.endswith("\n") else "\n")
     if args.exit_zero:
         return 0
     if args.expect == "zero":
@@ -66,21 +72,34 @@ def _classroom_fallback(args: argparse.Namespace, why: str) -> None:
 
 
 def cmd_gradescope_run(args: argparse.Namespace) -> int:
-    from grader.gradescope import run
-    from grader.sandbox.isolation import SandboxUnavailable, describe, require
+    """Exit 0 with a graded results.json, or 2 with one that says the autograder failed: whatever fails here
+    (the sandbox, a setting, the grader's own code), Gradescope gets a results.json to show."""
+    from grader.gradescope import run, write_failure
 
-    print(describe())
+    expected: tuple[type[Exception], ...] = (SettingError,)
     try:
+        from grader.paths import SOLUTIONS, TESTS
+        from grader.run import GraderError
+        from grader.sandbox.exposure import refuse_readable
+        from grader.sandbox.isolation import SandboxUnavailable, describe, level, require
+
+        expected = (SettingError, SandboxUnavailable, GraderError)
+        print(describe())
         require("gradescope-run", args.no_sandbox)
-    except SandboxUnavailable as error:
-        print(error, file=sys.stderr)
-        return 2
-    print(f"wrote {run(args.root, args.hidden_visibility)}")
-    return 0
+        if level() == "uid":  # no view: the tests must be closed to the worker's uid (setup.sh does it)
+            refuse_readable("gradescope-run", TESTS, [SOLUTIONS])
+        print(f"wrote {run(args.root, args.hidden_visibility)}")
+        return 0
+    except Exception as error:
+        write_failure(args.root, error)  # what run() wrote for it already, or the failure before run()
+        if isinstance(error, expected):  # the machine or a setting: one line, no traceback
+            print(f"python -m grader gradescope-run: {error}", file=sys.stderr)
+            return 2
+        raise  # the tools' own bug: entry.run prints its traceback and exits 2
 
 
 # The shortest --timeout taken: a whole grade takes seconds, and a limit near that would time correct code out on
-# a loaded machine and blame its tests (calls are limited by their own CPU time, grader.sandbox.policy).
+# a loaded machine and blame its tests (calls are limited by their own time, not the machine's: grader.sandbox.clock).
 MIN_RUN_SECONDS = 30.0
 
 

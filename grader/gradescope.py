@@ -10,7 +10,7 @@ from pathlib import Path
 from grader.formats import gradescope
 from grader.paths import Env
 from grader.report import FlagKind, Report, failure_report
-from grader.sandbox.policy import SettingError, number
+from grader.sandbox.policy import SettingError, limits_from, number
 
 # Gradescope stops a run after 10 minutes by default and then shows no results at all: the tests get
 # this much, and a watchdog writes results.json itself if the grader is still busy WATCHDOG_MARGIN later.
@@ -61,16 +61,31 @@ def run_budget(environ: Mapping[str, str]) -> float:
     return value
 
 
+def results_path(root: str | Path) -> Path:
+    return Path(root) / "results" / "results.json"
+
+
+def write_failure(root: str | Path, error: BaseException) -> Path:
+    """Write the results.json of a grading the grader itself could not do: no points, and why."""
+    results = results_path(root)
+    results.parent.mkdir(parents=True, exist_ok=True)
+    _write(results, _render_failure(Path(root), FlagKind.GRADER_ERROR, grader_failure_message(error)))
+    return results
+
+
 def run(root: str | Path, hidden_visibility: str = "after_published", budget: float | None = None) -> Path:
     """Grade root/submission on every suite into root/results/results.json; always write a file,
-    within Gradescope's time limit: tests still running when the budget runs out fail as timed out."""
+    within Gradescope's time limit: tests still running when the budget runs out fail as timed out.
+    A failure of the grader's own (a bad setting, a sandbox that does not start, any exception) still writes
+    a results.json that says so, then raises: the caller exits 2 for it."""
     root = Path(root)
-    results = root / "results" / "results.json"
+    results = results_path(root)
     results.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    try:  # the settings first: one that cannot grade correct code is refused before any student runs
         budget = budget or run_budget(os.environ)
+        limits = limits_from(os.environ)
     except SettingError as error:  # the staff's setting: Gradescope still gets a results.json that says so
-        _write(results, _render_failure(root, FlagKind.GRADER_ERROR, grader_failure_message(error)))
+        write_failure(root, error)
         raise
     watchdog = threading.Timer(budget + WATCHDOG_MARGIN, _out_of_time, (root, results, budget))
     watchdog.daemon = True
@@ -78,12 +93,14 @@ def run(root: str | Path, hidden_visibility: str = "after_published", budget: fl
     try:
         from grader.grade import grade
 
-        report = grade(root / "submission", "all", timeout=budget)
+        report = grade(root / "submission", "all", timeout=budget, limits=limits)
         if report.flags and report.flags[0].kind is FlagKind.MISSING:
             _note_missing(report, root / "submission")
         text = gradescope.render(report, hidden_visibility=hidden_visibility)
     except Exception as error:  # never leave Gradescope without a results.json
-        text = _render_failure(root, FlagKind.GRADER_ERROR, grader_failure_message(error))
+        watchdog.cancel()
+        write_failure(root, error)
+        raise
     watchdog.cancel()
     _write(results, text)
     return results

@@ -15,10 +15,11 @@ from pathlib import Path
 from grader.capabilities import SyntaxScan, scan
 from grader.grade import grade
 from grader.launch import PLAIN, Launcher
-from grader.paths import find_impl
+from grader.paths import SOLUTIONS, TESTS, find_impl
 from grader.report import Flag, FlagKind, Report, failure_report
 from grader.run import GraderError, PointsDrift, fingerprint, suite_paths
-from grader.sandbox.isolation import require
+from grader.sandbox.exposure import refuse_readable
+from grader.sandbox.isolation import level, require
 from grader.sandbox.policy import Limits, limits_from
 from grader.tasks import TASKS
 from instructor import csvsafe
@@ -91,6 +92,8 @@ def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str |
     limits = limits or limits_from(os.environ)  # a setting that cannot grade correct code stops here, not per row
     if not (scheduler or cluster):  # on Dask, each task requires the sandbox on the host that grades it
         require("batch", no_sandbox, levels=BATCH_LEVELS)
+        if level() == "uid":  # --no-sandbox accepts a weaker isolation, never tests every student can read
+            refuse_readable("batch", Path(tests_dir or TESTS), [SOLUTIONS])
     folders = submissions(root)
     if only is not None:
         folders = [folder for folder in folders if shown_name(folder.name) in only]

@@ -8,12 +8,15 @@ other than `pass` marks the run red; only an `error` entry's message is printed.
   so that the console table and the recorded points agree;
 - only core tests: recorded points equal the core score `make test` shows and never exceed the maximum,
   and `status` is `pass` exactly when the core is full, whatever the bonus;
-- the bonus, and the feedback in words, are in the grade step's log (the summary table).
+- the bonus, and the feedback in words, are in the grade step's log (the summary table);
+- the reporter prints an error's message as it is, so a message goes through grader.formats.workflow.inert:
+  a student's exception text cannot become a workflow command in the reporter's step.
 """
 
 import json
 from typing import Any
 
+from grader.formats.workflow import inert
 from grader.report import Report, Status, TestResult
 
 LIMIT = 90_000
@@ -26,7 +29,7 @@ def _entries(test: TestResult, limit: int, said: dict[str, str]) -> list[dict[st
     units = max(1, round(test.max_score))
     status = STATUS[test.status]
     name = f"{test.task}: {test.name}"
-    message = f"{name}: {test.message}"[:limit] if status != "pass" else ""
+    message = inert(f"{name}: {test.message}"[:limit]) if status != "pass" else ""
     if message and test.message in said:
         message = f"{name}: the same error as {said[test.message]}"
     said.setdefault(test.message, name)

@@ -14,8 +14,8 @@ MB = 1024 * 1024
 class Limits:
     """The worker's limits (the address space is added to its size at start-up) and the call timeouts.
 
-    Timeouts count the CPU time the worker's processes use, so a busy machine does not turn a correct
-    call into a timeout; wall_factor bounds the wall time of a call that waits instead of computing.
+    Timeouts count wall time less the time the worker waited for a CPU (grader.sandbox.clock): a busy machine
+    does not turn a correct call into a timeout, and code that sleeps is stopped as soon as code that computes.
     """
 
     address_space_mb: int = 3072
@@ -28,7 +28,6 @@ class Limits:
     call_seconds: float = 5.0
     import_seconds: float = 60.0
     start_seconds: float = 180.0
-    wall_factor: float = 6.0
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from grader.sandbox import wire
+from grader.sandbox import clock, wire
 from grader.sandbox.errors import (
     FromScratchViolation,
     MissingName,
@@ -191,8 +191,8 @@ class Submission:
             if not ready:
                 self.stop()
                 raise SubmissionTimeout(
-                    f"{doing} did not finish within {timeout:g} s of CPU time (an infinite loop, or far too slow); "
-                    "it was stopped"
+                    f"{doing} did not finish within {timeout:g} s (an infinite loop, waiting, or far too slow; "
+                    "time the machine kept it waiting for a CPU is not counted); it was stopped"
                 )
             reply = wire.decode(self.conn.recv_bytes(wire.MAX_FRAME))
         except wire.ProtocolError as error:
@@ -222,24 +222,21 @@ class Submission:
             raise self._rebuild(reply["error"], doing)
         return reply
 
-    def _wait_reply(self, cpu_seconds: float) -> bool:
-        """Whether a reply arrived before the worker's processes used cpu_seconds of CPU time (or, for code
-        that waits instead of computing, wall_factor times that in wall time). Counting CPU time keeps a
-        correct call on a loaded machine from timing out. Most calls answer within the first step: the worker's
-        CPU time is read only for those that do not, and counted from then on (the first step's CPU goes
-        uncounted: a few hundredths of a second against a budget of seconds)."""
+    def _wait_reply(self, seconds: float) -> bool:
+        """Whether a reply arrived before the request was charged seconds (grader.sandbox.clock): wall time
+        less the time the worker waited for a CPU, so a loaded machine does not time a correct call out, and
+        code that sleeps or blocks is stopped as soon as code that computes. Most calls answer within the first
+        step: the worker's threads are read only for those that do not, and counted from then on (the first
+        step's wait goes uncounted: a few hundredths of a second against a budget of seconds)."""
         assert self.conn is not None
         step = 0.02
         started = time.monotonic()
         if self.conn.poll(step):
             return True
-        cpu_before = tree_cpu_seconds(self.process)
+        before = clock.tree_waits(self.process)
         while not self.conn.poll(step):
-            wall = time.monotonic() - started
-            cpu_now = tree_cpu_seconds(self.process)
-            used = wall if cpu_before is None or cpu_now is None else cpu_now - cpu_before
-            if used >= cpu_seconds or wall >= cpu_seconds * self.limits.wall_factor:
-                return False
+            if clock.charged(time.monotonic() - started, before, clock.tree_waits(self.process)) >= seconds:
+                return self.conn.poll(0)  # a reply that came while this process itself waited for a CPU
             step = min(step * 2, 0.25)
         return True
 
@@ -306,28 +303,6 @@ class Submission:
         if name in info["functions"] or name in info["classes"]:
             return RemoteCallable(self, name)
         raise MissingName(f"attention.py does not define `{name}` (was it renamed or deleted?)")
-
-
-def tree_cpu_seconds(process: Any) -> float | None:
-    """CPU seconds used so far by process and every descendant (Linux /proc), or None where unknown."""
-    pid = getattr(process, "pid", None)
-    if pid is None or not os.path.isdir("/proc/self/task"):
-        return None
-    total, pending, seen = 0.0, [pid], set()
-    tick = os.sysconf("SC_CLK_TCK")
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-            for task in os.listdir(f"/proc/{current}/task"):
-                pending += map(int, Path(f"/proc/{current}/task/{task}/children").read_text().split())
-        except (OSError, ValueError, IndexError):
-            continue
-    return total
 
 
 FIX_IMPORT_FIRST = "Fix this first: no test can run until the file imports."

@@ -3,7 +3,9 @@
 - "user-namespace": an ordinary user (uid 65534), whose grader makes user namespaces.
 Both start in a private mount namespace where the Python install, the repository and the temporary
 directory are made reachable by other uids (the Python of this machine and of CI lives under a 0700
-/root), in the same way the sandbox exposes them to its workers. Nothing outside the namespace changes.
+/root), in the same way the sandbox exposes them to its workers. At "uid", the repository's tests/ and
+solutions/ are closed to other uids there, as an instructor must close them where uid is the best level
+(batch and gradescope-run refuse to grade otherwise). Nothing outside the namespace changes.
 
     python -m tests.tooling.at_level LEVEL -- COMMAND...   (as root, from the repository)
 """
@@ -68,10 +70,28 @@ def _expose(path, stage_root):
         os.rmdir(stage)
 
 
+def _close(path, stage_root):
+    """Close path to other uids without changing it: a 0700 tmpfs over it, its entries bound back inside."""
+    stage = Path(tempfile.mkdtemp(dir=stage_root))
+    linux.mount(str(path), str(stage), None, linux.MS_BIND | linux.MS_REC)
+    linux.tmpfs(str(path), 1, 0o700)
+    for entry in sorted(stage.iterdir()):
+        if entry.is_dir():
+            (path / entry.name).mkdir()
+        else:
+            (path / entry.name).touch()
+        linux.mount(str(entry), str(path / entry.name), None, linux.MS_BIND | linux.MS_REC)
+    linux.umount(str(stage), linux.MNT_DETACH)
+    stage.rmdir()
+
+
 def _inside(level, command):
     stage_root = Path(tempfile.mkdtemp(prefix="at-level-"))
     for path in _needed():
         _expose(str(path), stage_root)
+    if level == "uid":
+        for path in (REPO / "tests", REPO / "solutions"):
+            _close(path, stage_root)
     stage_root.rmdir()
     env = dict(os.environ)
     if level == "uid":

@@ -142,3 +142,74 @@ def test_a_run_budget_that_is_not_a_number_still_leaves_gradescope_a_results_fil
         entry.run(tmp_path)
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     assert results["score"] == 0 and "GRADER_RUN_BUDGET" in results["output"]
+
+
+# -- whatever fails, Gradescope gets a valid results.json and the grader's failure exits 2 ----------------------
+
+def gradescope_run(root, monkeypatch) -> int:
+    """`python -m grader gradescope-run --root root` in this process, through the same entry as the command."""
+    from grader import entry
+
+    monkeypatch.setattr(sys, "argv", ["grader", "gradescope-run", "--root", str(root)])
+    with pytest.raises(SystemExit) as exited:
+        entry.run("grader.cli", "grader error")
+    return exited.value.code
+
+
+def failure_results(root) -> dict:
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, json.loads(SCHEMA_FILE.read_text()))
+    assert results["score"] == 0 and "could not grade this submission" in results["output"]
+    return results
+
+
+def test_a_machine_without_a_trusted_sandbox_still_writes_results_and_exits_2(tmp_path, monkeypatch):
+    from grader.sandbox import isolation
+
+    monkeypatch.setitem(isolation._LEVEL, "level", "none")
+    assert gradescope_run(tmp_path, monkeypatch) == 2
+    assert "SandboxUnavailable" in failure_results(tmp_path)["output"]
+
+
+def test_a_setting_that_cannot_grade_still_writes_results_and_exits_2(tmp_path, monkeypatch):
+    from grader.sandbox import isolation
+
+    monkeypatch.setitem(isolation._LEVEL, "level", "namespaces")
+    monkeypatch.setenv("GRADER_CALL_TIMEOUT", "abc")
+    assert gradescope_run(tmp_path, monkeypatch) == 2
+    assert "GRADER_CALL_TIMEOUT='abc'" in failure_results(tmp_path)["output"]
+
+
+@pytest.mark.parametrize("error", [RuntimeError("the sandbox for the student's code did not start"),
+                                   ZeroDivisionError("a bug of the grader's own")])
+def test_a_grader_failure_while_grading_still_writes_results_and_exits_2(tmp_path, monkeypatch, error):
+    from grader.sandbox import isolation
+
+    def failing_grade(*args, **kwargs):
+        raise error
+
+    monkeypatch.setitem(isolation._LEVEL, "level", "namespaces")
+    monkeypatch.setattr("grader.grade.grade", failing_grade)
+    assert gradescope_run(tmp_path, monkeypatch) == 2
+    assert str(error) in failure_results(tmp_path)["output"]
+
+
+def test_a_failure_before_grading_starts_still_writes_results_and_exits_2(tmp_path, monkeypatch):
+    def failing_describe():
+        raise OSError("no /proc to read the isolation from")
+
+    monkeypatch.setattr("grader.sandbox.isolation.describe", failing_describe)
+    assert gradescope_run(tmp_path, monkeypatch) == 2
+    assert "no /proc" in failure_results(tmp_path)["output"]
+
+
+def test_an_interpreter_that_does_not_start_still_leaves_results_and_exits_2(bundle, tmp_path):
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(root / "source")
+    (root / "submission").mkdir()
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=str(tmp_path / "no-python"))
+    done = subprocess.run(["bash", str(root / "source/run_autograder")], cwd=root, env=env, capture_output=True,
+                          timeout=60)
+    assert done.returncode == 2
+    failure_results(root)

@@ -40,10 +40,11 @@ def test_the_unsandboxed_path_grades_exactly(tmp_path):
         assert json.loads(out.read_text())["score"] == expected
 
 
-def test_a_process_without_a_pid_has_no_cpu_reading_so_timeouts_count_wall_time():
-    from grader.sandbox.proxy import tree_cpu_seconds
+def test_a_process_without_a_pid_has_no_run_queue_reading_so_timeouts_count_wall_time():
+    from grader.sandbox.clock import charged, tree_waits
 
     class NoPid:
         pid = None
 
-    assert tree_cpu_seconds(NoPid()) is None
+    assert tree_waits(NoPid()) is None
+    assert charged(4.0, None, None) == 4.0
