@@ -1,0 +1,23 @@
+"""A file the scan cannot read is the student's problem, not the grader's: a report with 0 and what to change,
+exit 1, in every format; never exit 2, and never "not graded" in a batch."""
+
+import json
+import subprocess
+import sys
+
+from grader.paths import REPO
+from grader.report import FlagKind
+
+DEEP_SUM = ("x = " + "1+" * 4000 + "1\n").encode()  # ast.parse raised RecursionError: was exit 2, "not graded"
+
+
+def test_an_unreadable_file_gets_a_report_with_zero_and_exit_1(tmp_path):
+    """The scan's own tests cover each way a file cannot be read (test_capabilities.py); this is the whole
+    command on one of them."""
+    (tmp_path / "attention.py").write_bytes(DEEP_SUM)
+    result = subprocess.run([sys.executable, "-m", "grader", "grade", "--suite", "public", "--impl", str(tmp_path),
+                             "--format", "json"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    assert report["score"] == 0 and report["flags"][0].startswith(FlagKind.REFUSED.value)
+    assert "cannot be graded as it is" in report["tests"][0]["message"]
