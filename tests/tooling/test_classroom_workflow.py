@@ -71,3 +71,17 @@ def test_grade_step_always_writes_a_valid_result(workflow, tmp_path, source):
     assert {"name", "status", "score", "message", "test_code", "filename", "line_no", "execution_time"} <= set(document["tests"][0])
     if source == "crash":
         assert {t["status"] for t in document["tests"]} == {"error"} and "import" in document["tests"][0]["message"]
+
+
+def test_the_workflows_own_fallback_is_out_of_the_public_core_points_as_a_normal_run(workflow):
+    """Where even Python cannot start, the workflow writes its own result: out of what a normal run records
+    (the public suite's core points), so Classroom's maximum does not jump between runs."""
+    from grader.run import collect_manifest, suite_paths
+    from grader.tasks import BY_ID
+
+    names, tests_dir = suite_paths("public")
+    manifest = collect_manifest(tests_dir, names, REPO / "assignment")
+    core = sum(meta.points for meta in manifest if not BY_ID[meta.task].bonus)
+    grade = next(step for step in steps(workflow) if step.get("id") == "grade")
+    fallback = json.loads(re.search(r"echo '(\{.*\})' > result.json", grade["run"]).group(1))
+    assert fallback["max_score"] == core
