@@ -1,2 +1,2 @@
-"""The grading runtime of lab 03, "Attention from Scratch": what ships to students and Gradescope
-(`python -m grader`)."""
+"""The grading runtime: what ships to students and Gradescope (`python -m grader`), beside the lab it
+grades (lab/, read by grader.lab)."""

@@ -1,4 +1,4 @@
-"""What attention.py may use, checked before any of it runs: an allow-list, read from the lab's description.
+"""What the student's file may use, checked before any of it runs: an allow-list, read from the lab's description.
 
 The worker's guard and meters (grader.sandbox.guard) live in the student's process; code that finds them
 (through sys.modules, a function's __globals__, a frame, the garbage collector, C calls) could switch them
@@ -11,10 +11,10 @@ generated from torch in lab/allowed-names.json):
 - its attributes: any name but the reserved ones, and dunders from a short list. The reserved names are
   generated (instructor/allowed_names.py): in every module reachable from an allowed import, each name that
   binds a module or function out of that reach (sys, os, importlib, torch._C, ...), private state or a C
-  function below torch's dispatcher; torch's own attention by every name; the interpreter's internals and
+  function below torch's dispatcher; what the lab forbids, by every name; the interpreter's internals and
   code loaders. A name the file gives its own object is no exemption: the scan cannot tell which object an
   attribute is read from. Names of the file's own that are not reserved need no listing: the stubs read
-  attributes (mha.w_q) that only the student's code defines, and a file with some tasks done must run.
+  attributes that only the student's code defines, and a file with some tasks done must run.
 A file that cannot be read (not UTF-8, too long, too deep, not Python) is refused as the student's, with
 what to change. scan() never raises on any input.
 """
@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from grader import syntax
 from grader.lab import LAB, Lab
+from grader.paths import IMPL_NAME
 
 DUNDER = re.compile(r"__\w+?__")
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -89,14 +90,14 @@ def _decode(source: str | bytes) -> str | Finding:
         return source.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = source[:error.start].count(b"\n") + 1
-        return Finding(line, f"byte {source[error.start]:#04x} is not UTF-8 text: save attention.py as UTF-8",
+        return Finding(line, f"byte {source[error.start]:#04x} is not UTF-8 text: save {IMPL_NAME} as UTF-8",
                        unreadable=True)
 
 
 def _parse(text: str, policy: Policy) -> ast.Module | Finding:
     lines = text.count("\n") + 1
     if lines > policy.max_lines:
-        return Finding(0, f"attention.py has {lines} lines; at most {policy.max_lines} are read: a solution needs "
+        return Finding(0, f"{IMPL_NAME} has {lines} lines; at most {policy.max_lines} are read: a solution needs "
                           "a few hundred", unreadable=True)
     try:
         return syntax.parse(text)
@@ -211,7 +212,7 @@ class _Check:
     def visit(self, node: ast.AST) -> None:
         kind = type(node).__name__
         if kind in self.policy.refused_syntax:
-            self.add(node, f"{self.policy.refused_syntax[kind]} (not needed for attention)")
+            self.add(node, f"{self.policy.refused_syntax[kind]} (not needed in this lab)")
         rule: Callable[[ast.AST], None] | None = getattr(self, f"visit_{kind}", None)
         if rule is not None:
             rule(node)
@@ -269,7 +270,7 @@ class _Check:
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if isinstance(node.ctx, ast.Del) and node.attr not in self.own:
-            self.add(node, f"del .{node.attr} (deleting what attention.py did not define)")
+            self.add(node, f"del .{node.attr} (deleting what {IMPL_NAME} did not define)")
         elif not isinstance(node.ctx, ast.Store):
             self.attribute(node, node.attr)
         elif node.attr in self.policy.reserved or (node.attr.startswith("__") and node.attr not in self.policy.dunders):
@@ -291,23 +292,23 @@ class _Check:
 
 def _why_reserved(name: str, policy: Policy) -> str:
     if any(part in name.lower() for part in policy.kernel_parts):
-        return "torch's own attention: build it from tensor operations"
+        return f"{LAB.forbidden['what']}: {LAB.forbidden['instead']}"
     if name.startswith("_"):
         return "a private name of torch or Python"
     return "it reaches Python's or torch's internals, files or code loading"
 
 
 def _restricted_line(module: str, policy: Policy) -> str:
-    return f"of {module}, attention.py may use only " + ", ".join(sorted(policy.restricted[module]))
+    return f"of {module}, {IMPL_NAME} may use only " + ", ".join(sorted(policy.restricted[module]))
 
 
 def _modules_line(policy: Policy) -> str:
     shown = sorted(name for name in policy.modules if name != "__future__")
-    return "attention.py may import only " + ", ".join(shown)
+    return f"{IMPL_NAME} may import only " + ", ".join(shown)
 
 
 def scan(source: str | bytes, lab: Lab = LAB) -> list[Finding]:
-    """What attention.py uses that the lab does not allow, or why it cannot be read ([] for an honest file)."""
+    """What the student's file uses that the lab does not allow, or why it cannot be read ([] for an honest file)."""
     policy = policy_of(lab)
     text = _decode(source)
     if isinstance(text, Finding):
@@ -335,6 +336,6 @@ def refusal(findings: list[Finding]) -> str:
     """The message a refused file gets: what was found where, and what to do."""
     shown = "; ".join(map(str, findings[:5])) + ("; ..." if len(findings) > 5 else "")
     if findings and findings[0].unreadable:
-        return f"attention.py cannot be graded as it is ({shown}): fix that and submit again"
-    return (f"attention.py uses what this lab does not allow ({shown}). The lab allows torch's tensor operations, "
+        return f"{IMPL_NAME} cannot be graded as it is ({shown}): fix that and submit again"
+    return (f"{IMPL_NAME} uses what this lab does not allow ({shown}). The lab allows torch's tensor operations, "
             "math and your own names (docs/lab.md, 'What you may use'): remove it and submit again")

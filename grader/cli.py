@@ -5,7 +5,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.paths import ASSIGNMENT, SUITE_CHOICES
+from grader.paths import ASSIGNMENT, IMPL_NAME, SUITE_CHOICES
 from grader.sandbox.policy import SettingError, number
 
 
@@ -127,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    grade = commands.add_parser("grade", help="grade one attention.py")
-    grade.add_argument("--impl", default=str(ASSIGNMENT), help="folder (or file) with attention.py")
+    grade = commands.add_parser("grade", help=f"grade one {IMPL_NAME}")
+    grade.add_argument("--impl", default=str(ASSIGNMENT), help=f"folder (or file) with {IMPL_NAME}")
     grade.add_argument("--suite", choices=SUITE_CHOICES, default="public")
     grade.add_argument("--format", choices=FORMATS, default="summary")
     grade.add_argument("--output", help="write the report here instead of stdout")

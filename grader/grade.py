@@ -1,4 +1,4 @@
-"""Grade one submission: find its attention.py, run the suite, score it."""
+"""Grade one submission: find the student's file, run the suite, score it."""
 
 from pathlib import Path
 
@@ -45,7 +45,7 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
           tests_dir: str | Path | None = None, prespawn: bool = True, limits: Limits | None = None,
           hide: tuple[str, ...] = (), launcher: Launcher = PLAIN,
           syntax_scan: SyntaxScan = scan) -> Report:
-    """The report of path's attention.py on suite, or a report of every test failed if there is none to grade.
+    """The report of path's file on suite, or a report of every test failed if there is none to grade.
     syntax_scan: what refuses a file before it runs (grader.capabilities.scan; the tests of the layers behind
     it pass one that finds nothing). Raises GraderError when the grader itself cannot grade (its sandbox does
     not start): never the student's."""

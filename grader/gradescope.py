@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from grader.formats import gradescope
-from grader.paths import Env
+from grader.paths import IMPL_NAME, Env
 from grader.report import FlagKind, Report, failure_report
 from grader.sandbox.policy import SettingError, limits_from, number
 
@@ -43,9 +43,9 @@ def grader_failure_message(error: BaseException) -> str:
 
 
 def _note_missing(report: Report, submission: Path) -> None:
-    """Tell a student who submitted no attention.py which files they did submit."""
+    """Tell a student who submitted no file of the lab's which files they did submit."""
     present = sorted(str(p.relative_to(submission)) for p in submission.rglob("*") if p.is_file())
-    note = f"Your submission has: {', '.join(present) or 'no files'}. Upload a file named attention.py."
+    note = f"Your submission has: {', '.join(present) or 'no files'}. Upload a file named {IMPL_NAME}."
     for test in report.tests:
         test.message += f"\n{note}"
 

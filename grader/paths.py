@@ -3,13 +3,15 @@
 from collections.abc import Mapping
 from pathlib import Path
 
+from grader.lab import LAB
+
 REPO = Path(__file__).resolve().parent.parent
 GRADER = REPO / "grader"
 INSTRUCTOR = REPO / "instructor"
 ASSIGNMENT = REPO / "assignment"
 SOLUTIONS = REPO / "solutions"
 TESTS = REPO / "tests"
-IMPL_NAME = "attention.py"
+IMPL_NAME = LAB.file  # the student's file (lab/lab.json)
 STUB_FILE = ASSIGNMENT / IMPL_NAME
 SOLUTION_FILE = SOLUTIONS / IMPL_NAME
 
@@ -25,7 +27,7 @@ def suite_names(suite: str) -> tuple[str, ...]:
 
 
 def find_impl(path: str | Path) -> Path | None:
-    """The student's file: path itself, path/attention.py, or the shallowest attention.py under path."""
+    """The student's file: path itself, path/IMPL_NAME, or the shallowest IMPL_NAME under path."""
     path = Path(path)
     if path.is_file():
         return path
@@ -48,7 +50,7 @@ class Env:
     LIMITS = "GRADER_LIMITS"  # grader -> pytest child: the Limits of the run, as JSON
     COLLECT_ONLY = "GRADER_COLLECT_ONLY"  # list the tests, start no worker
     CALL_TIMEOUT = "GRADER_CALL_TIMEOUT"  # seconds per call into student code
-    IMPORT_TIMEOUT = "GRADER_IMPORT_TIMEOUT"  # seconds for importing attention.py
+    IMPORT_TIMEOUT = "GRADER_IMPORT_TIMEOUT"  # seconds for importing the student's file
     RUN_BUDGET = "GRADER_RUN_BUDGET"  # gradescope-run: seconds for the whole run
     SANDBOX = "GRADER_SANDBOX"  # "off", or a weaker level by name (tests of the fallbacks)
     SANDBOX_HIDE = "GRADER_SANDBOX_HIDE"  # grader -> pytest child: folders no worker may see (batch: the class)

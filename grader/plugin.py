@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from grader.handover import HANDOVER, Handover
-from grader.paths import ASSIGNMENT, REPO, SUITES, Env, find_impl
+from grader.paths import ASSIGNMENT, IMPL_NAME, REPO, SUITES, Env, find_impl
 from grader.records import TestMeta, TestRecord
 from grader.report import NOT_IMPLEMENTED_WORDS, Status
 from grader.sandbox.errors import RaisedInSubmission, SandboxFailed, SubmissionError
@@ -36,7 +36,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--impl",
         default=os.environ.get(Env.IMPL),
-        help="folder (or file) holding the attention.py to test; default assignment/",
+        help=f"folder (or file) holding the {IMPL_NAME} to test; default assignment/",
     )
 
 
@@ -109,11 +109,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 @pytest.fixture(scope="session")
 def submission() -> Submission:
-    """The student's attention.py, running in a worker process (see grader.sandbox.proxy)."""
+    """The student's file, running in a worker process (see grader.sandbox.proxy)."""
     if "submission" not in _STATE:
         impl = _STATE["impl"]
         pytest.fail(
-            f"no attention.py at {impl}: pass --impl with the folder that holds it", pytrace=False
+            f"no {IMPL_NAME} at {impl}: pass --impl with the folder that holds it", pytrace=False
         )
     return _STATE["submission"]
 
@@ -135,7 +135,7 @@ def explain(error: BaseException) -> str:
             return remote["message"] if NOT_IMPLEMENTED_WORDS in remote["message"] else (
                 f"{NOT_IMPLEMENTED_WORDS} (NotImplementedError while {remote['doing']})"
             )
-        where = f"\n  at attention.py line {remote['line']}: {remote['code'].strip()}" if remote.get("line") else ""
+        where = f"\n  at {IMPL_NAME} line {remote['line']}: {remote['code'].strip()}" if remote.get("line") else ""
         return f"while {remote['doing']}, your code raised {remote['type']}: {remote['message']}{where}"
     if isinstance(error, SubmissionError):
         return str(error)

@@ -37,10 +37,10 @@ class Status(Enum):
 class FlagKind(Enum):
     """What a flag tells the instructor; the value starts the flag's text in the JSON."""
 
-    MISSING = "missing"  # no attention.py: nothing was run
-    REFUSED = "refused"  # an attention.py the grader will not run (a link, or outside the folder)
+    MISSING = "missing"  # no student's file: nothing was run
+    REFUSED = "refused"  # a file the grader will not run (a link, outside the folder, not allowed, unreadable)
     TAMPERING = "tampering"  # the grading files or the report channel were interfered with
-    FROM_SCRATCH = "from-scratch"  # the code called torch's own attention
+    FROM_SCRATCH = "from-scratch"  # the code called what the lab forbids
     SANDBOX = "sandbox"  # the worker refused something the code did
     SIMILAR = "similar-to"  # another student's code is very similar (instructor.similarity)
     GRADER_ERROR = "grader error"  # the grader itself failed: not the student's fault

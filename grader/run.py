@@ -220,7 +220,7 @@ def _start_pytest(tests_dir: Path, names: tuple[str, ...], impl: str | Path, ext
 def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
                tests_dir: str | Path | None = None, prespawn: bool = True, limits: Limits | None = None,
                hide: tuple[str, ...] = (), launcher: Launcher = PLAIN) -> RawRun:
-    """Run one suite (public, hidden or all) on the attention.py at impl; return a RawRun.
+    """Run one suite (public, hidden or all) on the student's file at impl; return a RawRun.
 
     prespawn: start the worker here, so that it imports torch while pytest starts (a second faster).
     It then is this process's child and could reach this process's file descriptors through /proc, so
@@ -275,7 +275,7 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
         raise PointsDrift(run.points_drift)
     if run.grader_error is not None:
         raise GraderError(run.grader_error)
-    if run.manifest is None:  # pytest lists the tests before the worker imports attention.py: not the student's
+    if run.manifest is None:  # pytest lists the tests before the worker imports the student's file: not the student's
         what = "reached the time limit" if run.timed_out else "stopped"
         raise GraderError(f"the test process {what} before it listed the tests, before any of the student's code "
                           "ran:\n" + run.log[-4000:])

@@ -1,4 +1,4 @@
-"""Turn a RawRun into the grader's report: per-test, per-task and total scores, plus flags."""
+"""Turn a RawRun into the grader's report: per-test, per-task and total points, plus flags."""
 
 from __future__ import annotations
 

@@ -1,7 +1,11 @@
-"""The graded tasks: ids, points, what each covers. One source of truth for tests and reports."""
+"""The graded tasks: ids, points, what each covers, read from the lab's description (lab/lab.json). One source
+of truth for tests and reports."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+from grader.lab import LAB
 
 
 @dataclass(frozen=True)
@@ -13,19 +17,13 @@ class Task:
     bonus: bool = False
 
 
-TASKS = (
-    Task("scores", 10, "Attention scores", ("attention_scores",)),
-    Task("causal_mask", 10, "Causal mask", ("causal_mask",)),
-    Task("softmax_weights", 15, "Masked softmax weights", ("attention_weights",)),
-    Task("sdpa", 20, "Scaled dot-product attention", ("scaled_dot_product_attention", "ScaledDotProductAttention")),
-    Task("heads", 10, "Split and merge heads", ("split_heads", "merge_heads")),
-    Task("divisibility", 5, "DimensionMismatchError", ("split_heads", "MultiHeadAttention")),
-    Task("mha", 20, "Multi-head attention", ("MultiHeadAttention",)),
-    Task("efficiency", 10, "No Python loops", ("scaled_dot_product_attention", "MultiHeadAttention")),
-    # Optional bonus tasks: reported as bonus_score, never part of the core 100 points.
-    Task("tiled", 10, "Tiled attention (bonus)", ("tiled_attention",), bonus=True),
-    Task("kv_cache", 10, "KV-cache decoding (bonus)", ("KVCache", "decode_step"), bonus=True),
-)
+def _task(entry: dict[str, Any]) -> Task:
+    return Task(str(entry["id"]), int(entry["points"]), str(entry["title"]), tuple(entry["functions"]),
+                bool(entry.get("bonus", False)))
+
+
+# The lab's tasks (lab/lab.json), in its order; bonus tasks are reported as bonus_score, never in the core points.
+TASKS = tuple(_task(entry) for entry in LAB.description["tasks"])
 
 BY_ID = {task.id: task for task in TASKS}
 CORE_POINTS = sum(task.points for task in TASKS if not task.bonus)
@@ -52,5 +50,5 @@ def points_drift(tests: Iterable[tuple[str, float]], complete: bool) -> str | No
             wrong.append(f"{task.id} has {have:g} points in the tests, {task.points} in TASKS")
     if not wrong:
         return None
-    return (f"the suites' points disagree with grader/tasks.py ({'; '.join(wrong)}): make them agree before grading "
-            "(docs/instructors.md, \"Change points or add a test\")")
+    return (f"the suites' points disagree with lab/lab.json's tasks ({'; '.join(wrong)}): make them agree before "
+            "grading (docs/instructors.md, \"Change points or add a test\")")

@@ -1,10 +1,10 @@
 """GitHub Actions' own surfaces, for the Classroom workflow:
 
 - `github`: the per-task table in Markdown, for $GITHUB_STEP_SUMMARY (shown on the run's page);
-- `github-annotations`: one `::error file=assignment/attention.py,line=N::` workflow command per failing task
-  where a line of attention.py is known (shown on the file in the run and the commit), printed to the log.
+- `github-annotations`: one `::error file=assignment/FILE,line=N::` workflow command per failing task
+  where a line of the student's file is known (shown on the file in the run and the commit), printed to the log.
 
-A task's line is where its first failure raised in attention.py ("at attention.py line N"), or else the
+A task's line is where its first failure raised in the student's file ("at FILE line N"), or else the
 `def` of the function its message names. Only the student's file is read (parsed, never run).
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 
 from grader import syntax
 from grader.formats.summary import task_line
+from grader.lab import LAB
 from grader.paths import IMPL_NAME, find_impl
 from grader.report import Report, Status, TestResult
 
@@ -30,7 +31,7 @@ def _cell(text: str) -> str:
 
 def render_summary(report: Report, **_: Any) -> str:
     """The table `make test` prints, as Markdown."""
-    rows = ["### Lab 03: public tests", "", "| task | what | points | state |", "|---|---|---:|---|"]
+    rows = [f"### {LAB.name}: public tests", "", "| task | what | points | state |", "|---|---|---:|---|"]
     for task_id, task in report.tasks.items():
         state = STATE.search(task_line(task_id, task, report.tests))
         points = f"{task.score:g} / {task.max_score:g}" + (" (bonus)" if task.bonus else "")
@@ -79,7 +80,7 @@ def _shown_path(impl: Path | None) -> str:
 
 
 def render_annotations(report: Report, **_: Any) -> str:
-    """One ::error workflow command per failing task whose line in attention.py is known; for a grading
+    """One ::error workflow command per failing task whose line in the student's file is known; for a grading
     that failed before any test ran, one ::error naming why."""
     if report.failure is not None:
         return f"::error title=grading failed::{_escape(str(report.failure))}\n"

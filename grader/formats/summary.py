@@ -5,6 +5,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from grader.lab import LAB
 from grader.report import Report, Status, TaskScore, TestResult
 from grader.tasks import CORE_POINTS
 
@@ -146,7 +147,7 @@ def suite_line(report: Report) -> list[str]:
 def render(report: Report, verbose: bool = False, show_output: bool = False, **_: Any) -> str:
     tests = report.tests
     lines = [
-        f"Attention from Scratch: {report.suite} tests on {report.impl}",
+        f"{LAB.title}: {report.suite} tests on {report.impl}",
         "",
         f"  {'task':<16} {'':<30} {'points':>11}   status",
     ]

@@ -1,7 +1,7 @@
 """Inside the sandbox: its init (PID 1 of the new namespaces, root) and the worker's start.
 
 One sequence for every start, plain or forked by batch's zygote: join the cgroups, build the view
-(grader.sandbox.view), mount the worker's scratch, copy attention.py into it, then fork the worker, which
+(grader.sandbox.view), mount the worker's scratch, copy the student's file into it, then fork the worker, which
 takes its own uid, its limits, no privileges and its system-call filter (grader.sandbox.seccomp) before
 grader.sandbox.worker runs.
 """
@@ -35,7 +35,7 @@ def set_limits(limits: Limits, own_uid: bool) -> None:
 
 
 def prepare_scratch(scratch: Path, source: bytes, uid: int | None) -> tuple[Path, Path]:
-    """(the read-only copy of attention.py, the worker's home) in scratch."""
+    """(the read-only copy of the student's file, the worker's home) in scratch."""
     impl_copy = scratch / IMPL_NAME
     impl_copy.write_bytes(source)
     impl_copy.chmod(0o444)

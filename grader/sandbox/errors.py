@@ -25,7 +25,7 @@ class SubmissionTimeout(SubmissionError):
 
 
 class FromScratchViolation(SubmissionError):
-    """The student's code called torch's own attention."""
+    """The student's code called what the lab forbids (lab/lab.json, forbidden)."""
 
 
 class RefusedInSubmission(SubmissionError):

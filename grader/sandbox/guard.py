@@ -1,4 +1,4 @@
-"""Watch what a call into student code runs: forbidden attention kernels, the number of aten
+"""Watch what a call into student code runs: the kernels the lab forbids (lab/lab.json), the number of aten
 operations (loops show up as counts that grow with the shape) and the largest tensor created.
 
 Per call: `op_count` (aten operations run, plus one per element a tensor hands to Python or takes from it:
@@ -8,13 +8,13 @@ their input's memory and are not counted), `op_shapes` ([op, shape A, shape B] o
 being the multiplied operands; a broadcast elementwise product is one too) and `multiply_adds` (their total
 multiply-add count).
 
-Both a TorchFunctionMode (every Python-level spelling: F.scaled_dot_product_attention, aliases,
-torch._C._nn, torch.ops.aten, F.multi_head_attention_forward) and a TorchDispatchMode (calls made
+Both a TorchFunctionMode (every Python-level spelling of a forbidden function: torch.nn.functional's,
+aliases, torch._C._nn, torch.ops.aten) and a TorchDispatchMode (calls made
 under torch._C.DisableTorchFunction) are used. Hits are recorded, never raised, so a student's
 try/except cannot swallow them.
 
 Those modes are thread-local, so `install()` adds process-wide rules (every thread, modes popped or
-not): torch's attention kernels are replaced (torch.library) by kernels that record and raise; starting
+not): the forbidden kernels are replaced (torch.library) by kernels that record and raise; starting
 a thread or a process, or loading a C function through ctypes, is refused; during a graded call,
 numpy round trips (Tensor.numpy, __array__, torch.from_numpy, DLPack) are refused. Refusals are
 recorded in `refused`, so they count even when the student's code catches the error.
@@ -33,6 +33,7 @@ import _thread
 import builtins
 import contextlib
 import ctypes  # noqa: F401  (imported before install(), so that importing it again is refused)
+import importlib
 import math
 import re
 import sys
@@ -48,13 +49,10 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._device import DeviceContext
 from torch.utils._python_dispatch import TorchDispatchMode
 
-FORBIDDEN_PARTS = (
-    "scaled_dot_product",
-    "multi_head_attention",
-    "multiheadattention",
-    "_safe_softmax",
-    "_transformer_encoder_layer",
-)
+from grader.lab import LAB
+
+FORBIDDEN = LAB.forbidden  # what the lab forbids (lab/lab.json): name parts, kernels, modules, words
+FORBIDDEN_PARTS = tuple(FORBIDDEN["name_parts"])
 
 
 # Matrix products, by the position of their two multiplied operands: (A, B) for mm/bmm/mv/dot,
@@ -303,8 +301,8 @@ def watch() -> Iterator[CallStats]:
     finally:
         stats.forbidden += _HITS[first_hit:]
         stats.refused += _REFUSALS[first_refusal:]
-        if _STATE.get("installed") and not _overrides_hold():
-            stats.refused.append("the grader's replacement of torch's attention kernels was undone")
+        if _STATE.get("installed") and FORBIDDEN["probe"] and not _overrides_hold():
+            stats.refused.append(f"the grader's replacement of {FORBIDDEN['what']} kernels was undone")
 
 
 # The torch function modes a graded process may hold between calls: the guard's own, and the one
@@ -367,14 +365,7 @@ NO_TORCH_DISPATCH = torch._C._DisableTorchDispatch
 _LIBRARY: list[torch.library.Library] = []  # kept alive: dropping it would undo its kernels
 NUMPY_MESSAGE = ("{what} is refused while your code is graded: this lab asks for torch tensor operations "
                  "(no round trip through numpy)")
-KERNELS = {  # aten op -> the dispatch key its own kernel is registered at
-    "scaled_dot_product_attention": "CompositeImplicitAutograd",
-    "_scaled_dot_product_attention_math": "CompositeImplicitAutograd",
-    "_scaled_dot_product_flash_attention_for_cpu": "CPU",
-    "_safe_softmax": "CPU",
-    "_native_multi_head_attention": "CPU",
-    "_transformer_encoder_layer_fwd": "CPU",
-}
+KERNELS: dict[str, str] = dict(FORBIDDEN["kernels"])  # aten op -> the dispatch key its own kernel is registered at
 REFUSED_EVENTS = {
     "os.fork": "starting a process", "os.forkpty": "starting a process", "os.system": "starting a process",
     "os.exec": "starting a program", "os.posix_spawn": "starting a process", "os.spawn": "starting a process",
@@ -406,7 +397,7 @@ class Refused(RuntimeError):
     """Raised in the student's code for something the grader does not allow there."""
 
 
-TORCH_ATTENTION = "torch's own attention ({name}) is not allowed: build attention from tensor operations"
+REFUSAL = FORBIDDEN["what"] + " ({name}) is not allowed: " + FORBIDDEN["instead"]
 
 
 def _installed(factory):
@@ -428,7 +419,7 @@ def _forbidden_kernel(name):
             _STATE["probe_answered"] = True  # our kernel ran, not an imitation raising Refused
         else:
             _HITS.append(name)
-        raise Refused(TORCH_ATTENTION.format(name=name))
+        raise Refused(REFUSAL.format(name=name))
     return refuse
 
 
@@ -436,17 +427,17 @@ def _forbidden_kernel(name):
 def _forbidden_python(name):
     def refuse(*args, **kwargs):
         _HITS.append(name)
-        raise Refused(TORCH_ATTENTION.format(name=name))
+        raise Refused(REFUSAL.format(name=name))
     return refuse
 
 
 def _overrides_hold():
-    """Whether our kernels still answer torch's attention operators: a probe below any torch function mode
+    """Whether our kernels still answer the forbidden operators: a probe below any torch function mode
     (a student's could answer it with a Refused of its own), which counts only if our kernel ran."""
     _STATE["probing"], _STATE["probe_answered"] = True, False
     try:
         with NO_TORCH_FUNCTION():
-            torch.ops.aten._safe_softmax(torch.zeros(1), 0)
+            getattr(torch.ops.aten, FORBIDDEN["probe"])(torch.zeros(1), 0)
     except Refused:
         return bool(_STATE["probe_answered"])
     except Exception:
@@ -528,12 +519,12 @@ def _counted_per_element(original, from_result, tensor_type=torch.Tensor):
     return counted
 
 
-ATTENTION_METHOD = re.compile(r"forward|impl|attention|attn")  # what computes, not what builds or loads
+FORBIDDEN_METHOD = re.compile(FORBIDDEN["module_methods"])  # what computes, not what builds or loads
 
 
-def torch_attention_modules() -> list[type]:
-    """torch's own attention modules, by what they are, not by one name: every nn.Module class a loaded torch
-    module defines whose name says attention or transformer (nn.MultiheadAttention, its torch.ao variants,
+def forbidden_modules() -> list[type]:
+    """torch's modules the lab forbids, by what they are, not by one name: every nn.Module class a loaded torch
+    module defines whose name holds one of the lab's module parts (its torch.ao variants too,
     the Transformer layers, and whatever a newer torch adds there)."""
     found = set()
     with warnings.catch_warnings():  # some torch names warn when looked at (torch.distributed.reduce_op)
@@ -544,18 +535,18 @@ def torch_attention_modules() -> list[type]:
             for value in list(vars(module).values()):
                 if (isinstance(value, type) and issubclass(value, torch.nn.Module)
                         and value.__module__.startswith("torch.")
-                        and any(part in value.__name__.lower() for part in ("attention", "transformer"))):
+                        and any(part in value.__name__.lower() for part in FORBIDDEN["module_parts"])):
                     found.add(value)
     return sorted(found, key=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
 
 
-def _refuse_torch_attention_modules():
+def _refuse_forbidden_modules():
     """Each class's forward refuses, and so does calling any instance of one or of a subclass (a global
     forward pre-hook: a subclass's own forward, or a forward reached another way, is caught at the call)."""
-    classes = tuple(torch_attention_modules())
+    classes = tuple(forbidden_modules())
     for cls in classes:
         for name, value in list(vars(cls).items()):
-            if callable(value) and not name.startswith("__") and ATTENTION_METHOD.search(name):
+            if callable(value) and not name.startswith("__") and FORBIDDEN_METHOD.search(name):
                 setattr(cls, name, _forbidden_python(f"{cls.__qualname__}.{name}"))
 
     family = classes[0].__name__
@@ -564,7 +555,7 @@ def _refuse_torch_attention_modules():
         if isinstance(module, classes):
             name = f"{type(module).__qualname__} (torch's {family} family)"
             _HITS.append(name)
-            raise Refused(TORCH_ATTENTION.format(name=name))
+            raise Refused(REFUSAL.format(name=name))
 
     torch.nn.modules.module.register_module_forward_pre_hook(_detached(pre_hook))
 
@@ -649,8 +640,10 @@ def install() -> None:
         for name, key in KERNELS.items():
             library.impl(name, _forbidden_kernel(name), key)
     _LIBRARY.append(library)
-    torch.nn.functional.multi_head_attention_forward = _forbidden_python("multi_head_attention_forward")
-    _refuse_torch_attention_modules()
+    for dotted in FORBIDDEN["python_functions"]:  # pure Python: no kernel of theirs to replace
+        owner, _, name = dotted.rpartition(".")
+        setattr(importlib.import_module(owner), name, _forbidden_python(name))
+    _refuse_forbidden_modules()
     for owner, name, what in ((torch, "frombuffer", "torch.frombuffer"), (torch, "from_file", "torch.from_file"),
                               (torch.UntypedStorage, "from_buffer", "UntypedStorage.from_buffer"),
                               (torch.UntypedStorage, "from_file", "UntypedStorage.from_file")):

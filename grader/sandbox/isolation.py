@@ -5,7 +5,7 @@ Levels, best first (`level()` picks the best this machine offers, once per proce
 - "namespaces": we are root and `unshare` works. The worker runs as its own uid (60000 + slot, one per
   concurrent worker on the machine), in new PID, network, IPC, UTS and mount namespaces, in an allow-list
   view: a new root holding only the Python install, grader/, /proc and a private tmpfs scratch (HOME,
-  TMPDIR, cwd) with a copy of attention.py. A root `init` process is PID 1 of the namespace: when the
+  TMPDIR, cwd) with a copy of the student's file. A root `init` process is PID 1 of the namespace: when the
   worker ends, init exits and the kernel kills whatever is left.
 - "uid": root, but no namespaces (a container without CAP_SYS_ADMIN): the worker still runs as its own
   uid, so it cannot read, signal or write anything of root's; leftovers are killed by uid. It sees the

@@ -1,7 +1,7 @@
 """The test side of the worker: a module-like `Submission` object.
 
-`submission.scaled_dot_product_attention(q, k, v)` sends the tensors to the worker, runs the
-student's function there and returns the result; `submission.MultiHeadAttention(16, 4)` returns a
+`submission.some_function(x, y)` sends the tensors to the worker, runs the
+student's function there and returns the result; `submission.SomeModule(16, 4)` returns a
 `RemoteObject` whose weights and forward live in the worker. `submission.measure(fn, *args)` returns
 fn's result and the call's Measurement (operation counts, memory peak, arguments after the call).
 Student code never runs in this process. A crashed or hung worker fails the call in progress and is
@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from grader.lab import LAB
+from grader.paths import IMPL_NAME
 from grader.sandbox import clock, wire
 from grader.sandbox.errors import (
     FromScratchViolation,
@@ -39,6 +41,9 @@ from grader.sandbox.spawn import spawn_worker
 
 START_ATTEMPTS = 3
 START_BACKOFF_S = (0.5, 2.0)  # between attempts: a loaded machine gets time to settle
+
+
+FORBIDDEN = LAB.forbidden
 
 
 class AdoptedWorker:
@@ -62,7 +67,7 @@ class AdoptedWorker:
 
 
 class Submission:
-    """Proxy for the student's `attention.py`, running in a worker process."""
+    """Proxy for the student's file, running in a worker process."""
 
     def __init__(self, impl_file: str | os.PathLike[str], limits: Limits | None = None,
                  log_path: str | None = None, hide: list[str] | None = None, level: str | None = None,
@@ -172,7 +177,7 @@ class Submission:
 
     def _hello(self):
         try:
-            return self._request({"op": "hello"}, self.limits.import_seconds, "importing attention.py")
+            return self._request({"op": "hello"}, self.limits.import_seconds, f"importing {IMPL_NAME}")
         except (SubmissionCrashed, SubmissionTimeout) as error:
             self.import_failure = type(error)(f"{error}\n{FIX_IMPORT_FIRST}")
             raise self.import_failure from None
@@ -217,7 +222,7 @@ class Submission:
             self.stop()
             raise SubmissionCrashed(f"the worker sent a malformed reply while {doing}")
         if not reply["ok"]:
-            if reply.get("stats"):  # a call that failed because torch's attention or a refused action raised
+            if reply.get("stats"):  # a call that failed because what the lab forbids or a refused action raised
                 self.enforce(reply["stats"], doing.removeprefix("running "))
             raise self._rebuild(reply["error"], doing)
         return reply
@@ -253,7 +258,7 @@ class Submission:
     def call(self, message: dict[str, Any], doing: str, target: str) -> dict[str, Any]:
         """Send one request; raise the student's error, a crash or a timeout as SubmissionError.
 
-        target names what runs (`merge_heads`, `MultiHeadAttention.forward`): two timeouts of one
+        target names what runs (`a_function`, `AModule.forward`): two timeouts of one
         target skip its later calls, and only its own.
         """
         strikes = self.timed_out.get(target, 0)
@@ -268,15 +273,15 @@ class Submission:
             raise
 
     def enforce(self, stats: dict, label: str) -> None:
-        """Fail a call whose stats show torch's own attention or a refused action, and flag it."""
+        """Fail a call whose stats show what the lab forbids (lab/lab.json) or a refused action, and flag it."""
         if stats["forbidden"]:
             used = ", ".join(stats["forbidden"])
-            flag = f"from-scratch: {label} called torch's own attention ({used})"
+            flag = f"from-scratch: {label} called {FORBIDDEN['what']} ({used})"
             if flag not in self.flags:
                 self.flags.append(flag)
             raise FromScratchViolation(
-                f"{label} called torch's own attention ({used}). This lab asks you to build attention "
-                "from tensor operations (matmul/einsum, masked_fill, softmax); remove that call."
+                f"{label} called {FORBIDDEN['what']} ({used}). This lab asks you to {FORBIDDEN['advice']}; "
+                "remove that call."
             )
         if stats.get("refused"):
             reason = stats["refused"][0]
@@ -302,7 +307,7 @@ class Submission:
             return self.exception_classes[name]
         if name in info["functions"] or name in info["classes"]:
             return RemoteCallable(self, name)
-        raise MissingName(f"attention.py does not define `{name}` (was it renamed or deleted?)")
+        raise MissingName(f"{IMPL_NAME} does not define `{name}` (was it renamed or deleted?)")
 
 
 FIX_IMPORT_FIRST = "Fix this first: no test can run until the file imports."
@@ -310,10 +315,10 @@ FIX_IMPORT_FIRST = "Fix this first: no test can run until the file imports."
 
 def describe_import_error(error: dict[str, Any]) -> str:
     if error["type"] == "SystemExit":
-        what = f"attention.py called sys.exit({error['message']}) while being imported"
+        what = f"{IMPL_NAME} called sys.exit({error['message']}) while being imported"
     else:
         where = f" (line {error['line']}: {error['code'].strip()})" if error.get("line") else ""
-        what = f"importing attention.py failed with {error['type']}: {error['message']}{where}"
+        what = f"importing {IMPL_NAME} failed with {error['type']}: {error['message']}{where}"
     return f"{what}\n{FIX_IMPORT_FIRST}"
 
 

@@ -1,8 +1,8 @@
-"""The worker's system-call filter: the kernel facilities attention never needs, refused by the kernel.
+"""The worker's system-call filter: the kernel facilities numerical code never needs, refused by the kernel.
 
 Policy as data: DENIED names the calls, NUMBERS gives each one's number per architecture, and `program`
 turns both into a classic BPF filter that the worker installs on itself (`install`) after it has its uid
-and no_new_privs, before torch or attention.py runs. A denied call fails with EPERM. A call made through
+and no_new_privs, before torch or the student's file runs. A denied call fails with EPERM. A call made through
 another ABI than the native one (32-bit calls on x86_64) kills the worker, since the table cannot name it.
 The worker starts threads (torch's) but no process: clone is allowed only with CLONE_THREAD and without a
 namespace flag, fork and vfork are refused, and clone3, whose flags the filter cannot read, answers ENOSYS,

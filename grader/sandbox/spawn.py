@@ -35,7 +35,7 @@ def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = Fals
     """Start the worker on impl_file; returns (process, our end of its socket).
 
     Python starts isolated and unbuffered (-I -u; -I: no PYTHONPATH, no user site, no script folder on
-    sys.path): only the grader, the venv and the student's attention.py, imported by path, are reachable.
+    sys.path): only the grader, the venv and the student's file, imported by path, are reachable.
     public_only: the run grades the public suite only, so the worker skips warming what only the hidden
     suite uses (grader.sandbox.worker.warm_up). hide: folders no view may show (batch: the class).
     level: the isolation to start it at (one of isolation.LEVELS; anything else: this process's own level).

@@ -8,7 +8,7 @@ read-only at its own path, and the old root is detached. What the view holds, an
   sys.path) and the system libraries;
 - the grader's own package (`grader/` alone, not the checkout around it);
 - /proc of the sandbox's own PID namespace, /dev/null, zero, random and urandom;
-- an empty scratch folder (a private tmpfs per worker: HOME, TMPDIR, cwd and the copy of attention.py).
+- an empty scratch folder (a private tmpfs per worker: HOME, TMPDIR, cwd and the copy of the student's file).
 
 Where an allowed folder holds a secret (the checkout, the student's or the class's folder), the secret is
 covered by an empty tmpfs. The view does not depend on TMPDIR, the current directory or where the

@@ -103,4 +103,4 @@ def is_remote_ref(value: object) -> bool:
     return type(value) is dict and set(dict.keys(value)) <= {"__remote__", "type"} and "__remote__" in value
 
 
-READY = {"ready": True}  # the worker's first frame: the sandbox stands, and attention.py is not imported yet
+READY = {"ready": True}  # the worker's first frame: the sandbox stands, and the student's file is not imported yet

@@ -20,10 +20,11 @@ from typing import Any
 
 import torch
 
+from grader.lab import LAB
 from grader.sandbox import guard, wire
 from grader.sandbox.policy import set_rlimit
 
-STUDENT_MODULE = "attention"
+STUDENT_MODULE = LAB.module
 
 
 class Worker:
@@ -253,7 +254,7 @@ def warm_up(meta: bool = True) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """argv: [socket fd, path of attention.py, warm ("all" or "public"), address-space budget in MB]."""
+    """argv: [socket fd, path of the student's file, warm ("all" or "public"), address-space budget in MB]."""
     fd_text, impl_path, warm, budget_mb = (argv or sys.argv[1:5])[:4]
     fd, impl_file = int(fd_text), os.path.abspath(impl_path)
     sys.dont_write_bytecode = True

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Mutant:
     name: str  # snake_case id, also the folder name
-    task: str  # the graded task that must lose points (grader/tasks.py)
+    task: str  # the graded task that must lose points (lab/lab.json)
     public: bool  # True when tests/public must catch it as well
     description: str  # one sentence a TA would understand
     edits: tuple  # ((old, new), ...) replacements of code in solutions/attention.py

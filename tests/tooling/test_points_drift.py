@@ -1,4 +1,4 @@
-"""Points cannot drift: a suite whose points disagree with grader/tasks.py is refused in one line, before any
+"""Points cannot drift: a suite whose points disagree with the tasks of lab/lab.json is refused in one line, before any
 student's code runs, by `grade` and by `batch` (which then grades nobody)."""
 
 import shutil
