@@ -3,7 +3,7 @@ Gradescope's container) shows the worker the machine's file system as its own ui
 
 What the worker's uid needs there, and nothing else of the source folder (found by running it, not listed by
 hand): to enter the source folder (not to list it: `grader` is imported by its init, as root, before the worker
-takes its uid, and the worker imports nothing else from that folder), to read `grader/`, and to read the Python
+takes its uid, and the worker imports nothing else from that folder), to read `grader/` and `lab/`, and the Python
 install it runs (the venv and its base interpreter: `needed()`, the paths `isolation` checks before it offers the
 level). `lock()` makes the source folder so (setup.sh runs `python -m grader.sandbox.exposure` in the bundle);
 `refuse_readable()` is what gradescope-run and batch check before the first student at that level.
@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from grader.lab import LAB
 from grader.paths import GRADER, REPO
 from grader.sandbox.slots import FIRST_UID, SLOTS
 
@@ -28,9 +29,10 @@ READABLE = stat.S_IROTH | stat.S_IRGRP
 
 
 def needed(source: Path = REPO) -> list[Path]:
-    """What the worker's uid must read: source's grader/ and the Python install running now (venv and base)."""
-    return [(Path(source) / GRADER.name).resolve(), Path(os.path.realpath(sys.prefix)),
-            Path(os.path.realpath(sys.base_prefix))]
+    """What the worker's uid must read: source's grader/, the lab's description it reads (lab/: public, it
+    ships to every student) and the Python install running now (venv and base)."""
+    return [(Path(source) / GRADER.name).resolve(), (Path(source) / LAB.folder.name).resolve(),
+            Path(os.path.realpath(sys.prefix)), Path(os.path.realpath(sys.base_prefix))]
 
 
 def _within(path: Path, folder: Path) -> bool:
