@@ -37,8 +37,10 @@ def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path
     why = ""
     for _ in range(GRADER_ERROR_ATTEMPTS):
         try:
-            return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False, hide=hide,
-                         launcher=launcher, syntax_scan=syntax_scan, limits=limits)
+            # The worker starts here only where it is no child of this process, which holds the classmates'
+            # pipes (the zygote's); otherwise each student's pytest child starts its own.
+            return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=launcher.detached_workers,
+                         hide=hide, launcher=launcher, syntax_scan=syntax_scan, limits=limits)
         except GraderError as error:
             why = str(error)
         except Exception as error:  # one broken submission never stops the class

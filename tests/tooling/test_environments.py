@@ -392,3 +392,36 @@ def test_the_gradescope_runner_grades_exactly_with_its_root_under_tmpdir(tmp_pat
     assert results["score"] == 120.0  # core 100 and bonus 20
     assert all(test["status"] == "passed" for test in results["tests"])
 
+
+class CountingLauncher:
+    """The plain launcher, counting the workers it starts from this process."""
+
+    def __init__(self, detached_workers: bool):
+        self.detached_workers = detached_workers
+        self.workers = 0
+
+    def start_pytest(self, *args):
+        from grader.launch import PLAIN
+
+        return PLAIN.start_pytest(*args)
+
+    def start_worker(self, *args):
+        from grader.launch import PLAIN
+
+        self.workers += 1
+        return PLAIN.start_worker(*args)
+
+
+def test_batch_starts_a_worker_from_its_own_process_only_where_the_worker_is_no_child_of_it(tmp_path, small_suite):
+    """docs/grading.md: `grade` starts the worker itself; batch, which holds every student's pipes, does only
+    through a launcher whose workers are no children of its process (the zygote), and otherwise leaves the
+    start to each pytest child, whatever the launcher could do."""
+    from grader.grade import grade as grade_in_process
+    from instructor.batch import grade_folder
+
+    shutil.copy(REPO / "solutions" / "attention.py", tmp_path / "attention.py")
+    alone, plain, detached = CountingLauncher(False), CountingLauncher(False), CountingLauncher(True)
+    assert grade_in_process(tmp_path, "public", tests_dir=small_suite, launcher=alone).score == FULL
+    assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=plain).score == FULL
+    assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=detached).score == FULL
+    assert (alone.workers, plain.workers, detached.workers) == (1, 0, 1)
