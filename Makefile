@@ -65,10 +65,13 @@ lint: $(PY)
 tooling: $(PY)
 	$(PY) -m pytest tests/tooling -q -p no:cacheprovider
 
-# The tamper suite as an ordinary user (uid 65534), whose grader gets the user-namespace level (run as root);
-# where this machine cannot give that level it prints why and passes.
+# The attacks whose outcome the sandbox level changes (marked each_level: the view, other processes, files,
+# limits), again as an ordinary user (uid 65534), whose grader gets the user-namespace level (run as root); the
+# guard's and the meters' run inside the worker the same at every level and are graded once, by `tooling`.
+# Where this machine cannot give that level it prints why and passes.
+ATTACK_TESTS := tests/tooling/test_attacks_on_*.py tests/tooling/test_from_scratch_rule.py
 sandbox-user: $(PY)
-	PYTHONDONTWRITEBYTECODE=1 $(PY) -m tests.tooling.at_level user-namespace -- $(PY) -m pytest tests/tooling/test_tamper.py -q -p no:cacheprovider
+	PYTHONDONTWRITEBYTECODE=1 $(PY) -m tests.tooling.at_level user-namespace -- $(PY) -m pytest $(ATTACK_TESTS) -m each_level -q -p no:cacheprovider
 
 reference-full-marks: $(PY)
 	$(PY) -m grader grade --suite all --impl solutions --verbose
