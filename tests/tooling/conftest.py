@@ -22,6 +22,25 @@ same_at_every_level = pytest.mark.skipif(
     reason="the guard and the meters run inside the worker, the same at every level: graded at namespaces only")
 
 
+@pytest.fixture(scope="session")
+def reference_public() -> Report:
+    """grade() of the reference (solutions/) on the public suite with the default settings, graded once per
+    session for the tests that only read such a report (its renderings, or a comparison with another launcher)."""
+    from grader.grade import grade
+    from grader.paths import SOLUTIONS
+
+    return grade(SOLUTIONS, "public")
+
+
+@pytest.fixture(scope="session")
+def stubs_public() -> Report:
+    """The same for the stubs (assignment/)."""
+    from grader.grade import grade
+    from grader.paths import ASSIGNMENT
+
+    return grade(ASSIGNMENT, "public")
+
+
 def tamper_environment(patch: pytest.MonkeyPatch, root: Path) -> None:
     """The settings the attacked class is graded with: short calls, a small worker, and the scope and target
     the attacks aim at (tests/tooling/misbehaving.py)."""
