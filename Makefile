@@ -48,7 +48,8 @@ clean:
 	find . -name __pycache__ -not -path "./$(VENV)/*" -prune -exec rm -rf {} +
 
 # --- instructors and CI (not in the student template) ---------------------------------------------
-JOBS ?= $(shell nproc 2>/dev/null || echo 2)  # gradings at a time in `make mutants`: one per core
+# gradings at a time in `make mutants`: one per core
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: check lint stubs tooling sandbox-user reference-full-marks stubs-zero mutants notebook figures bench bench-grade student gradescope
 
