@@ -63,8 +63,9 @@ lint: $(PY)
 	$(PY) -m ruff check grader instructor
 	$(PY) -m mypy
 
+# --durations: where CI's time goes, in every CI log (the slowest 25 tests)
 tooling: $(PY)
-	$(PY) -m pytest tests/tooling -q -p no:cacheprovider
+	$(PY) -m pytest tests/tooling -q -p no:cacheprovider --durations=25
 
 # The attacks whose outcome the sandbox level changes (marked each_level: the view, other processes, files,
 # limits), again as an ordinary user (uid 65534), whose grader gets the user-namespace level (run as root); the
