@@ -48,7 +48,8 @@ clean:
 	find . -name __pycache__ -not -path "./$(VENV)/*" -prune -exec rm -rf {} +
 
 # --- instructors and CI (not in the student template) ---------------------------------------------
-JOBS ?= 2
+# gradings at a time in `make mutants`: one per core
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: install-host check lint stubs tooling sandbox-user reference-full-marks stubs-zero mutants notebook figures bench bench-grade student gradescope
 
@@ -67,13 +68,17 @@ lint: $(PY)
 	$(PY) -m ruff check grader instructor
 	$(PY) -m mypy
 
+# --durations: where CI's time goes, in every CI log (the slowest 25 tests)
 tooling: $(PY)
-	$(PY) -m pytest tests/tooling -q -p no:cacheprovider
+	$(PY) -m pytest tests/tooling -q -p no:cacheprovider --durations=25
 
-# The tamper suite as an ordinary user (uid 65534), whose grader gets the user-namespace level (run as root);
-# where this machine cannot give that level it prints why and passes.
+# The attacks whose outcome the sandbox level changes (marked each_level: the view, other processes, files,
+# limits), again as an ordinary user (uid 65534), whose grader gets the user-namespace level (run as root); the
+# guard's and the meters' run inside the worker the same at every level and are graded once, by `tooling`.
+# Where this machine cannot give that level it prints why and passes.
+ATTACK_TESTS := tests/tooling/test_attacks_on_*.py tests/tooling/test_from_scratch_rule.py
 sandbox-user: $(PY)
-	PYTHONDONTWRITEBYTECODE=1 $(PY) -m tests.tooling.at_level user-namespace -- $(PY) -m pytest tests/tooling/test_tamper.py -q -p no:cacheprovider
+	PYTHONDONTWRITEBYTECODE=1 $(PY) -m tests.tooling.at_level user-namespace -- $(PY) -m pytest $(ATTACK_TESTS) -m each_level -q -p no:cacheprovider
 
 reference-full-marks: $(PY)
 	$(PY) -m grader grade --suite all --impl solutions --verbose

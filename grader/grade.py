@@ -46,6 +46,7 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
           hide: tuple[str, ...] = (), launcher: Launcher = PLAIN,
           syntax_scan: SyntaxScan = scan) -> Report:
     """The report of path's file on suite, or a report of every test failed if there is none to grade.
+    prespawn: whether this process starts the worker (grader.run.run_pytest says when it must not).
     syntax_scan: what refuses a file before it runs (grader.capabilities.scan; the tests of the layers behind
     it pass one that finds nothing). Raises GraderError when the grader itself cannot grade (its sandbox does
     not start): never the student's."""

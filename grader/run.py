@@ -222,17 +222,17 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
                hide: tuple[str, ...] = (), launcher: Launcher = PLAIN) -> RawRun:
     """Run one suite (public, hidden or all) on the student's file at impl; return a RawRun.
 
-    prespawn: start the worker here, so that it imports torch while pytest starts (a second faster).
-    It then is this process's child and could reach this process's file descriptors through /proc, so
-    `batch`, which grades several students in one process, leaves it to pytest (prespawn=False), unless
-    its launcher's workers are no children of ours (launcher.detached_workers: batch's zygote).
+    prespawn: start the worker here, through launcher, so that it imports torch while pytest starts (a second
+    faster); False: the pytest child starts it. A worker the plain launcher starts is this process's child and
+    could reach this process's file descriptors through /proc, so `batch`, which grades several students in one
+    process, passes prespawn=launcher.detached_workers (instructor.gradebook.grade_folder): True only for
+    workers that are no children of ours (batch's zygote). Nothing here overrides it.
     launcher: how the pytest child and the worker start (grader.launch; batch passes instructor.warm's).
     limits: the worker's limits and timeouts (default: Limits with the GRADER_* overrides of this process's
     environment). hide: folders no worker may see, beyond the checkout and the student's folder (batch: the
     class). Raises GraderError when the grader could not run the student's code at all.
     """
     limits = limits or limits_from(os.environ)
-    prespawn = prespawn or launcher.detached_workers
     names, tests_dir = suite_paths(suite, tests_dir)
     if not names:
         raise GraderError(f"no test suite {suite!r} under {tests_dir}")

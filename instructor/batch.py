@@ -13,17 +13,22 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from grader.capabilities import SyntaxScan, scan
-from grader.grade import grade
-from grader.launch import PLAIN, Launcher
 from grader.paths import SOLUTIONS, TESTS, find_impl
-from grader.report import Flag, FlagKind, Report, failure_report
-from grader.run import GraderError, PointsDrift, fingerprint, suite_paths
+from grader.report import Flag, FlagKind, Report
+from grader.run import PointsDrift, fingerprint, suite_paths
 from grader.sandbox.exposure import refuse_readable
 from grader.sandbox.isolation import level, require
 from grader.sandbox.policy import Limits, limits_from
 from grader.tasks import TASKS
 from instructor import csvsafe
 from instructor.deadline import LATE_COLUMNS, NO_HISTORY, Checkout, Deadline, checkout_all
+from instructor.gradebook import (  # noqa: F401  (batch's callers import them from here too)
+    GRADER_ERROR_ATTEMPTS,
+    NOT_GRADED,
+    error_report,
+    grade_folder,
+    not_graded,
+)
 from instructor.private import open_private, private_folder, write_private
 from instructor.warm import warm_launcher
 
@@ -36,40 +41,6 @@ def submissions(root):
 NOT_STUDENTS = ("__MACOSX",)  # what an archive tool adds beside the students' folders
 
 
-def error_report(folder: str | Path, suite: str, why: str) -> Report:
-    """Every test unknown, no points: the report of a student the grader itself could not grade."""
-    return failure_report(FlagKind.GRADER_ERROR, why, suite, str(folder))
-
-
-def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path | None = None,
-                 hide: tuple[str, ...] = (), launcher: Launcher = PLAIN,
-                 syntax_scan: SyntaxScan = scan, limits: Limits | None = None) -> Report:
-    """folder's report; a report flagged as a grader error (not graded) when the grader itself failed twice."""
-    why = ""
-    for _ in range(GRADER_ERROR_ATTEMPTS):
-        try:
-            return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=False, hide=hide,
-                         launcher=launcher, syntax_scan=syntax_scan, limits=limits)
-        except PointsDrift:
-            raise  # the suites themselves are wrong: no student of the class can be graded with them
-        except GraderError as error:
-            why = str(error)
-        except Exception as error:  # one broken submission never stops the class
-            return error_report(folder, suite, f"{type(error).__name__}: {error}")
-    return error_report(folder, suite, why)
-
-
-# A grader error is the grader's (a sandbox that did not start on a loaded host, the checkout changed meanwhile):
-# the student is graded once more before the row says "not graded".
-GRADER_ERROR_ATTEMPTS = 2
-
-
-def not_graded(report: Report) -> bool:
-    """Whether the grader failed on this student (no test result): a row to regrade, never a 0."""
-    return report.failure is not None and report.failure.kind is FlagKind.GRADER_ERROR
-
-
-NOT_GRADED = "not graded"
 # Only the namespaces level gives each worker the allow-list view: at the uid level a submission could read
 # a classmate's folder or the checkout wherever their permissions let other users in.
 BATCH_LEVELS = ("namespaces",)

@@ -22,11 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.report import Report
+from instructor.preflight import DASK_LEVELS, STALL_MARGIN, completing, local_workers
 
 ALLOWED_FAILURES = 1
-# Dask's ports take unauthenticated tasks: only the namespaces level keeps students off them (each student's
-# worker has a network namespace of its own; at the uid-only level it shares the host's).
-DASK_LEVELS = ("namespaces",)
 # Dask settings for grading: a task that dies is retried once (ALLOWED_FAILURES), and the workers stop what
 # only a dashboard would use. Dask's defaults sample every worker thread's stack every 10 ms and wake each
 # process every 20 ms: 0.14 CPU-s per second on an idle 2-worker cluster here, 0.03 with these.
@@ -68,7 +66,7 @@ def _grade(job: Job, suite: str, timeout: float) -> Report:
     """The student's grade with this host's servers; graded once more with new ones if they died meanwhile
     (not the student's doing: a server ends only with its last channel, or by a fault of the host)."""
     from instructor import host
-    from instructor.batch import grade_folder
+    from instructor.gradebook import grade_folder
 
     for _ in range(2):
         with tempfile.TemporaryDirectory(prefix="grade-", dir=host.shared().tasks) as scratch:
@@ -86,13 +84,6 @@ def environment() -> dict[str, str]:
     """DASK_SETTINGS as the environment variables of a scheduler or worker started by hand."""
     return {"DASK_" + key.upper().replace(".", "__").replace("-", "_"): str(value)
             for key, value in DASK_SETTINGS.items()}
-
-
-def local_workers(cluster: str) -> int:
-    kind, _, count = cluster.partition(":")
-    if kind != "local" or not count.isdigit() or int(count) < 1:
-        raise ValueError(f"--cluster takes local:N with N >= 1 worker processes, got {cluster!r}")
-    return int(count)
 
 
 @contextlib.contextmanager
@@ -118,8 +109,7 @@ def grade_on_cluster(jobs: list[Job], suite: str, timeout: float, client: Any, o
     """Submit every job, then hand each (student, report) to on_result as it completes."""
     from distributed import KilledWorker
 
-    from instructor.batch import error_report
-    from instructor.preflight import STALL_MARGIN, completing
+    from instructor.gradebook import error_report
 
     futures = {
         client.submit(task, job, suite, timeout, no_sandbox, key=f"grade-{job.student}", pure=False):

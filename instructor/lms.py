@@ -187,7 +187,7 @@ def canvas_export(gradebook: str | Path, canvas_csv: str | Path, column: str, ou
     graded = read_rows(gradebook)
     if graded and "identifier" not in graded[0]:
         raise ValueError(f"--gradebook {gradebook} has no identifier column: run batch with --roster first")
-    from instructor.batch import NOT_GRADED  # the total batch writes for a student the grader failed on
+    from instructor.gradebook import NOT_GRADED  # the total batch writes for a student the grader failed on
 
     pending = [row["student"] for row in graded if row.get("total") == NOT_GRADED]
     if pending:

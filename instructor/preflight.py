@@ -20,6 +20,9 @@ CONNECT_TIMEOUT = 5.0  # seconds for a scheduler to accept a connection
 PROBE_TIMEOUT = 60.0  # seconds for every worker to answer the preflight task
 STALL_MARGIN = 300.0  # seconds beyond the per-student timeout with no student graded: the batch stops
 ROSTER_COLUMNS = ("identifier", "github_username")
+# Dask's ports take unauthenticated tasks: only the namespaces level keeps students off them (each student's
+# worker has a network namespace of its own; at the uid-only level it shares the host's).
+DASK_LEVELS = ("namespaces",)
 
 
 class BadInput(ValueError):
@@ -108,8 +111,6 @@ def check_batch(args: argparse.Namespace) -> None:
         check_roster(args.roster)
     deadline_of(args)
     if args.cluster:
-        from instructor.cluster import local_workers
-
         try:
             local_workers(args.cluster)
         except ValueError as error:
@@ -134,6 +135,14 @@ def deadline_of(args: argparse.Namespace) -> "Deadline | None":
                         parse_policy(args.late_policy or "none"))
     except ValueError as error:
         raise BadInput(str(error)) from None
+
+
+def local_workers(cluster: str) -> int:
+    """N of --cluster local:N; ValueError for anything else."""
+    kind, _, count = cluster.partition(":")
+    if kind != "local" or not count.isdigit() or int(count) < 1:
+        raise ValueError(f"--cluster takes local:N with N >= 1 worker processes, got {cluster!r}")
+    return int(count)
 
 
 def check_canvas_export(args: argparse.Namespace) -> None:
@@ -170,7 +179,6 @@ def probe(suite: str, no_sandbox: bool) -> dict[str, str]:
     import socket as sockets
 
     from grader.sandbox.isolation import SandboxUnavailable, level, require
-    from instructor.cluster import DASK_LEVELS
 
     answer = {"host": sockets.gethostname(), "level": level(), "problem": ""}
     try:

@@ -1,4 +1,7 @@
-"""Submissions that misbehave, built from the reference by inserting code at a named place."""
+"""Submissions that misbehave, built from the reference by inserting code at a named place, or from an attack's
+own file in tests/tooling/redteam/."""
+
+from pathlib import Path
 
 from instructor.stubs import SOLUTION_FILE, STUB_FILE
 
@@ -85,7 +88,7 @@ with torch._C.DisableTorchFunction():
 }
 
 
-# -- attacks on the grader itself (tests/tooling/test_tamper.py), one per class of attack --------------
+# -- attacks on the grader itself (tests/tooling/conftest.py's attacked class), one per class of attack --------------
 # Each is harmless even if the sandbox failed: signals and writes only aim at processes whose command line
 # holds TAMPER_SCOPE (the test's class folder) and at files made for the test (TAMPER_TARGET, probe names).
 
@@ -258,3 +261,60 @@ HIDING_FROM_THE_COUNTER = {
     "full_matrix_tiled_python_key_excluded": hidden(at_import(REFERENCE, FULL_MATRIX_TILED), "tiled_attention",
                                                     "python_key_excluded"),
 }
+
+
+# -- a red team's attacks: each in its own file, graded as a student would submit it -----------------------
+
+ATTACKS = Path(__file__).parent / "redteam"
+
+
+def redteam_submission(name: str) -> str:
+    """tests/tooling/redteam/NAME.py's attention.py: the reference or the stubs, with the attack's code appended
+    (its docstring's first line says which)."""
+    attack = (ATTACKS / f"{name}.py").read_text()
+    base = STUBS if "appended to the stubs" in attack.splitlines()[0] else REFERENCE
+    return at_import(base, attack)
+
+
+def grade_submission(root: Path, name: str, source: str, suite: str = "public"):
+    """grader.grade.grade's report of root/name/attention.py holding source."""
+    from grader.grade import grade
+
+    (root / name).mkdir(parents=True, exist_ok=True)
+    (root / name / "attention.py").write_text(source)
+    return grade(root / name, suite)
+
+
+# The walker: searches every readable file for attention code (the checkout's .git, a classmate's folder, a
+# previous run's reports and similarity page) and runs what it finds.
+WALKER = at_import(STUBS, '''
+import html as _html, os as _os, re as _re, zlib as _zlib
+_FOUND = []
+def _texts(path):
+    with open(path, "rb") as handle:
+        data = handle.read(2_000_000)
+    if "/.git/objects/" in path:
+        try:
+            data = _zlib.decompress(data)
+        except Exception:
+            pass
+    text = data.decode(errors="replace")
+    yield text
+    for block in _re.findall(r"<pre>(.*?)</pre>", text, _re.S):
+        yield _html.unescape(block)
+for _root, _dirs, _files in _os.walk("/"):
+    if _root.startswith(("/proc", "/sys", "/dev")):
+        _dirs[:] = []
+        continue
+    for _name in _files:
+        _path = _os.path.join(_root, _name)
+        if _path == __file__ or "site-packages" in _path or "/lib/python3" in _path:
+            continue
+        try:
+            for _text in _texts(_path):
+                if "def scaled_dot_product_attention" in _text and "weights @ v" in _text:
+                    _FOUND.append(_path)
+                    exec(compile(_text[_text.index("import"):], _path, "exec"), globals())
+        except Exception:
+            continue
+''')

@@ -63,14 +63,17 @@ def reporter():
 
 
 @pytest.fixture(scope="module")
-def runs(reporter, tmp_path_factory):
-    """Per case: (report, what the reporter did with the classroom JSON of the public suite)."""
-    return {case: grade_and_report(case, reporter, tmp_path_factory.mktemp(case)) for case in CASES}
+def runs(reporter, tmp_path_factory, reference_public, stubs_public):
+    """Per case: (report, what the reporter did with the classroom JSON of the public suite). The reference's
+    and the stubs' reports are the session's (tests/tooling/conftest.py)."""
+    graded = {"reference": reference_public, "zeros": stubs_public}
+    return {case: grade_and_report(case, reporter, tmp_path_factory.mktemp(case), graded.get(case)) for case in CASES}
 
 
-def grade_and_report(case, reporter, folder):
-    (folder / "attention.py").write_text(CASES[case]())
-    report = grade(folder, "public")
+def grade_and_report(case, reporter, folder, report=None):
+    if report is None:
+        (folder / "attention.py").write_text(CASES[case]())
+        report = grade(folder, "public")
     result = folder / "result.json"
     result.write_text(RENDERERS["classroom"](report))
     run = subprocess.run(["bash", str(reporter / "run_reporter.sh"), str(reporter), str(result), RUNNER],

@@ -1,5 +1,10 @@
 """The environment matrix: unusual machines and settings grade the reference and the stubs exactly, or
-end in a grader error (exit 2) that says what failed and blames no student. Never a 0 for correct code."""
+end in a grader error (exit 2) that says what failed and blames no student. Never a 0 for correct code.
+
+A setting here acts on how the grader starts pytest and the worker, not on which tests run: each case grades
+a copy of the grader whose suite is one public test file (tests/tooling/small_checkout.py), so that the
+matrix costs a few seconds a case. The whole suites are graded exactly by `make reference-full-marks`,
+`make stubs-zero` and `make mutants`."""
 
 import csv
 import json
@@ -15,10 +20,11 @@ import pytest
 
 from grader.paths import REPO
 from grader.sandbox import isolation as sandbox
+from tests.tooling.small_checkout import SMALL_FULL, SMALL_ZERO, small_checkout
 
 pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
 
-FULL, ZERO = 56.0, 0.0
+FULL, ZERO = SMALL_FULL, SMALL_ZERO
 REAL_UNSHARE = shutil.which("unshare") or "/usr/bin/unshare"
 FAILING = "echo 'unshare: sigprocmask unblock failed: Invalid argument' >&2; exit 1"
 
@@ -40,14 +46,30 @@ def class_folder(root: Path) -> Path:
     return root
 
 
-def grade(impl: str | Path, env: dict, cwd: Path = REPO, wrapper: tuple[str, ...] = (),
-          repo: Path = REPO, extra: tuple[str, ...] = ()) -> tuple[int, float | None, str]:
-    """(exit status, score or None, stderr) of `python -m grader grade` on impl's public suite."""
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory) -> Path:
+    """The grader with the small suite, and instructor/ for batch (grader/ and tests/ never change in a test)."""
+    return small_checkout(tmp_path_factory.mktemp("checkout") / "lab03", instructor=True)
+
+
+@pytest.fixture
+def small_suite(checkout, monkeypatch) -> Path:
+    """This process's grader grades the small suite where no tests folder is given (batch, grade())."""
+    import grader.run
+
+    monkeypatch.setattr(grader.run, "TESTS", checkout / "tests")
+    return checkout / "tests"
+
+
+def grade(impl: str | Path, env: dict, repo: Path, cwd: Path | None = None, wrapper: tuple[str, ...] = (),
+          extra: tuple[str, ...] = ()) -> tuple[int, float | None, str]:
+    """(exit status, score or None, stderr) of `python -m grader grade` on impl's public suite, with the
+    grader of the checkout at repo (run from it, unless cwd says otherwise)."""
     out = Path(env.get("TMPDIR") or "/tmp").parent / f"report-{os.getpid()}.json"
     argv = [*wrapper, sys.executable, "-m", "grader", "grade", "--impl", str(impl), "--suite", "public",
             "--format", "json", "--output", str(out), "--exit-zero", *extra]
-    done = subprocess.run(argv, cwd=cwd, env={**env, "PYTHONPATH": str(repo)}, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(argv, cwd=cwd or repo, env={**env, "PYTHONPATH": str(repo)}, capture_output=True,
+                          text=True, timeout=600)
     score = json.loads(out.read_text())["score"] if done.returncode == 0 and out.is_file() else None
     out.unlink(missing_ok=True)
     return done.returncode, score, done.stderr
@@ -63,126 +85,125 @@ def base_env(**changes: str | None) -> dict:
     return env
 
 
-def assert_exact(root: Path, env: dict, **options) -> None:
+def assert_exact(root: Path, env: dict, repo: Path, **options) -> None:
     for name, expected in (("ada", FULL), ("bob", ZERO)):
-        code, score, stderr = grade(root / name, env, **options)
+        code, score, stderr = grade(root / name, env, repo, **options)
         assert (code, score) == (0, expected), f"{name}: exit {code}, score {score}\n{stderr[-2000:]}"
 
 
-def test_tmpdir_inside_the_submission_folder_grades_exactly(tmp_path):
+def test_tmpdir_inside_the_submission_folder_grades_exactly(tmp_path, checkout):
     root = class_folder(tmp_path / "class")
     for name, expected in (("ada", FULL), ("bob", ZERO)):
-        code, score, stderr = grade(root / name, base_env(TMPDIR=str(root / name)))
+        code, score, stderr = grade(root / name, base_env(TMPDIR=str(root / name)), checkout)
         assert (code, score) == (0, expected), stderr[-2000:]
 
 
-def test_tmpdir_is_the_class_folder_and_grades_exactly(tmp_path):
+def test_tmpdir_is_the_class_folder_and_grades_exactly(tmp_path, checkout):
     root = class_folder(tmp_path / "class")
-    assert_exact(root, base_env(TMPDIR=str(root)))
+    assert_exact(root, base_env(TMPDIR=str(root)), checkout)
 
 
-def test_a_batch_with_tmpdir_at_the_class_folder_leaves_no_folder_the_next_batch_takes_for_a_student(tmp_path):
+def test_a_batch_with_tmpdir_at_the_class_folder_leaves_no_folder_the_next_batch_takes_for_a_student(
+        tmp_path, checkout):
     root = class_folder(tmp_path / "class")
     argv = [sys.executable, "-m", "instructor", "batch", str(root), "--suite", "all",
             "--output", str(tmp_path / "grades.csv")]
-    done = subprocess.run(argv, cwd=REPO, env={**base_env(TMPDIR=str(root)), "PYTHONPATH": str(REPO)},
+    done = subprocess.run(argv, cwd=checkout, env={**base_env(TMPDIR=str(root)), "PYTHONPATH": str(checkout)},
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(path.name for path in root.iterdir()) == ["ada", "bob"]
 
 
-def test_tmpdir_with_a_space_and_non_ascii_letters_grades_exactly(tmp_path):
+def test_tmpdir_with_a_space_and_non_ascii_letters_grades_exactly(tmp_path, checkout):
     tmpdir = tmp_path / "job dir é"
     tmpdir.mkdir(mode=0o700)
-    assert_exact(class_folder(tmp_path / "class ü"), base_env(TMPDIR=str(tmpdir)))
+    assert_exact(class_folder(tmp_path / "class ü"), base_env(TMPDIR=str(tmpdir)), checkout)
 
 
-def test_home_unset_and_lang_c_grade_exactly(tmp_path):
-    assert_exact(class_folder(tmp_path / "class"), base_env(HOME=None, LANG="C", LC_ALL="C"))
+def test_home_unset_and_lang_c_grade_exactly(tmp_path, checkout):
+    assert_exact(class_folder(tmp_path / "class"), base_env(HOME=None, LANG="C", LC_ALL="C"), checkout)
 
 
-def test_a_relative_impl_from_another_working_directory_grades_exactly(tmp_path):
+def test_a_relative_impl_from_another_working_directory_grades_exactly(tmp_path, checkout):
     class_folder(tmp_path / "class")
     for name, expected in (("ada", FULL), ("bob", ZERO)):
-        code, score, stderr = grade(Path("class") / name, base_env(), cwd=tmp_path)
+        code, score, stderr = grade(Path("class") / name, base_env(), checkout, cwd=tmp_path)
         assert (code, score) == (0, expected), stderr[-2000:]
 
 
-def test_unshare_missing_from_path_grades_exactly_at_a_weaker_level(tmp_path):
+def test_unshare_missing_from_path_grades_exactly_at_a_weaker_level(tmp_path, checkout):
     empty = tmp_path / "bin"
     empty.mkdir()
-    assert_exact(class_folder(tmp_path / "class"), base_env(PATH=str(empty)))
+    assert_exact(class_folder(tmp_path / "class"), base_env(PATH=str(empty)), checkout)
 
 
-def test_no_cgroup_access_grades_exactly(tmp_path):
+def test_no_cgroup_access_grades_exactly(tmp_path, checkout):
     wrapper = (REAL_UNSHARE, "--mount", "--propagation", "private", "sh", "-c",
                'mount -t tmpfs none /sys/fs/cgroup && exec "$@"', "sh")
-    assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=wrapper)
+    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
 
 
-def test_a_read_only_checkout_grades_exactly(tmp_path):
+def test_a_read_only_checkout_grades_exactly(tmp_path, checkout):
     wrapper = (REAL_UNSHARE, "--mount", "--propagation", "private", "sh", "-c",
-               f'mount --bind "{REPO}" "{REPO}" && mount -o remount,bind,ro "{REPO}" && exec "$@"', "sh")
-    assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=wrapper)
+               f'mount --bind "{checkout}" "{checkout}" && mount -o remount,bind,ro "{checkout}" && exec "$@"', "sh")
+    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
 
 
 def test_a_checkout_at_a_path_with_a_space_grades_exactly(tmp_path):
-    checkout = tmp_path / "course repo"
-    for part in ("grader", "tests", "solutions", "assignment"):
-        shutil.copytree(REPO / part, checkout / part, ignore=shutil.ignore_patterns("__pycache__"))
-    assert_exact(class_folder(tmp_path / "class"), base_env(), cwd=checkout, repo=checkout)
+    checkout = small_checkout(tmp_path / "course repo")
+    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout)
 
 
 def test_a_pytest_configuration_and_conftest_above_the_checkout_change_nothing(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\npython_functions = check_*\nfilterwarnings = error\n")
     (tmp_path / "conftest.py").write_text("import pytest\n\n@pytest.fixture(autouse=True)\ndef broken():\n"
                                           "    raise RuntimeError('a parent folder conftest ran')\n")
-    checkout = tmp_path / "course" / "lab03"
-    for part in ("grader", "tests", "solutions", "assignment"):
-        shutil.copytree(REPO / part, checkout / part, ignore=shutil.ignore_patterns("__pycache__"))
-    assert_exact(class_folder(tmp_path / "class"), base_env(), cwd=checkout, repo=checkout)
+    checkout = small_checkout(tmp_path / "course" / "lab03")
+    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout)
 
 
-def test_a_umask_of_077_grades_exactly(tmp_path):
+def test_a_umask_of_077_grades_exactly(tmp_path, checkout):
     """A hardened machine's umask does not make the sandbox's folders unreadable to the worker's uid."""
-    assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=("sh", "-c", 'umask 077; exec "$@"', "sh"))
+    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout,
+                 wrapper=("sh", "-c", 'umask 077; exec "$@"', "sh"))
 
 
-def test_hard_limits_lower_than_the_graders_grade_exactly(tmp_path):
+def test_hard_limits_lower_than_the_graders_grade_exactly(tmp_path, checkout):
     """A login node's hard ulimits (files, CPU time) are kept, never raised: grading goes on within them."""
     wrapper = ("sh", "-c", 'ulimit -n 128 && ulimit -t 600 && exec "$@"', "sh")
-    assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=wrapper)
+    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
-def test_root_in_a_user_namespace_without_the_workers_uids_grades_exactly(tmp_path):
+def test_root_in_a_user_namespace_without_the_workers_uids_grades_exactly(tmp_path, checkout):
     """Root that maps only itself (unshare --user --map-root-user) cannot give workers their uids: the grader
     sandboxes as an unprivileged user does, or not at all, and still grades exactly."""
     wrapper = (REAL_UNSHARE, "--user", "--map-root-user")
-    assert_exact(class_folder(tmp_path / "class"), base_env(), wrapper=wrapper)
+    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
 
 
-def test_unshare_failing_after_the_probe_is_a_grader_error_that_blames_no_student(tmp_path):
+def test_unshare_failing_after_the_probe_is_a_grader_error_that_blames_no_student(tmp_path, checkout):
     state = tmp_path / "probed"
     bin_dir = fake_unshare(tmp_path / "bin", f'if [ -e "{state}" ]; then {FAILING}; fi; touch "{state}"')
     env = base_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    code, score, stderr = grade(class_folder(tmp_path / "class") / "ada", env)
+    code, score, stderr = grade(class_folder(tmp_path / "class") / "ada", env, checkout)
     assert code == 2 and score is None
     assert "grader error (not your code's fault)" in stderr and "sandbox" in stderr
     assert "your code" not in stderr.replace("not your code's fault", "")
 
 
-def test_unshare_hanging_after_the_probe_is_a_grader_error_not_a_timeout_of_the_students(tmp_path):
+def test_unshare_hanging_after_the_probe_is_a_grader_error_not_a_timeout_of_the_students(tmp_path, checkout):
     state = tmp_path / "probed"
     bin_dir = fake_unshare(tmp_path / "bin", f'if [ -e "{state}" ]; then exec sleep 600; fi; touch "{state}"')
     env = base_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    code, score, stderr = grade(class_folder(tmp_path / "class") / "ada", env, extra=("--timeout", "30"))
+    code, score, stderr = grade(class_folder(tmp_path / "class") / "ada", env, checkout, extra=("--timeout", "30"))
     assert code == 2 and score is None
     assert "grader error (not your code's fault)" in stderr and "nothing of the student's ran" in stderr
 
 
 @pytest.mark.skipif(sandbox.level() not in ("namespaces", "uid", "user-namespace"), reason="needs a sandbox")
-def test_grading_files_changed_by_someone_else_during_a_run_are_a_grader_error_not_tampering(tmp_path, monkeypatch):
+def test_grading_files_changed_by_someone_else_during_a_run_are_a_grader_error_not_tampering(tmp_path, monkeypatch,
+                                                                                            small_suite):
     """With a sandbox the student's code cannot write the checkout: a change seen during the run (a git pull,
     an editor) is the grader's problem, and no student is flagged for it."""
     from grader import run
@@ -191,7 +212,7 @@ def test_grading_files_changed_by_someone_else_during_a_run_are_a_grader_error_n
     readings = iter(["before", "after"])
     monkeypatch.setattr(run, "fingerprint", lambda tests_dir: next(readings))
     with pytest.raises(run.GraderError, match="someone changed the checkout"):
-        grade_in_process(class_folder(tmp_path / "class") / "ada", "public")
+        grade_in_process(class_folder(tmp_path / "class") / "ada", "public", tests_dir=small_suite)
 
 
 FINE_TEST = "import pytest\n\npytestmark = pytest.mark.task('scores')\n\n@pytest.mark.points(1)\ndef test_a():\n    pass\n"
@@ -243,7 +264,8 @@ BATCH_FAULT = textwrap.dedent("""
 """)
 
 
-def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and_regrades_them(tmp_path, monkeypatch):
+def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and_regrades_them(tmp_path, monkeypatch,
+                                                                                               small_suite):
     import instructor.warm
     from instructor.cli import main
 
@@ -276,7 +298,7 @@ def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and
     assert all(float(regraded[name]["total"]) == (FULL if int(name[1]) % 2 == 0 else ZERO) for name in broken)
 
 
-def test_a_grader_error_that_does_not_recur_costs_the_student_nothing(tmp_path):
+def test_a_grader_error_that_does_not_recur_costs_the_student_nothing(tmp_path, small_suite):
     """batch grades a student once more after a grader error: a transient fault (a loaded host) leaves no
     'not graded' row behind."""
     from grader.launch import PLAIN
@@ -298,7 +320,7 @@ def test_a_grader_error_that_does_not_recur_costs_the_student_nothing(tmp_path):
 
     shutil.copy(REPO / "solutions" / "attention.py", tmp_path / "attention.py")
     launcher = FailsOnce()
-    report = grade_folder(tmp_path, "public", 300, launcher=launcher)
+    report = grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=launcher)
     assert launcher.failed and report.failure is None
     assert report.score == report.max_score == FULL
 
@@ -333,22 +355,22 @@ def test_an_archive_tools_folder_is_not_a_student(tmp_path):
     assert [path.name for path in submissions(tmp_path)] == ["ada"]
 
 
-def test_a_failure_of_the_graders_own_code_exits_2_not_1(tmp_path):
+def test_a_failure_of_the_graders_own_code_exits_2_not_1(tmp_path, checkout):
     """1 means points lost; a grader that cannot write its report says so with 2 and 'grader error'."""
     (tmp_path / "a-file").write_text("")
     done = subprocess.run([sys.executable, "-m", "grader", "grade", "--impl", str(REPO / "solutions"), "--suite",
-                           "public", "--output", str(tmp_path / "a-file" / "report.json")], cwd=REPO,
-                          env=base_env(), capture_output=True, text=True, timeout=600)
+                           "public", "--output", str(tmp_path / "a-file" / "report.json")], cwd=checkout,
+                          env={**base_env(), "PYTHONPATH": str(checkout)}, capture_output=True, text=True, timeout=600)
     assert done.returncode == 2 and "grader error" in done.stderr.splitlines()[-1]
 
 
-def test_a_submission_named_through_a_symbolic_link_grades_exactly(tmp_path):
+def test_a_submission_named_through_a_symbolic_link_grades_exactly(tmp_path, checkout):
     """`grade --impl LINK` grades the folder LINK names (links inside a submission stay refused)."""
     root = class_folder(tmp_path / "class")
     for name in ("ada", "bob"):
         (tmp_path / f"link-{name}").symlink_to(root / name)
     for name, expected in (("ada", FULL), ("bob", ZERO)):
-        assert grade(tmp_path / f"link-{name}", base_env())[:2] == (0, expected)
+        assert grade(tmp_path / f"link-{name}", base_env(), checkout)[:2] == (0, expected)
 
 
 def gradebook(path: Path) -> dict[str, dict[str, str]]:
@@ -356,7 +378,7 @@ def gradebook(path: Path) -> dict[str, dict[str, str]]:
         return {row["student"]: row for row in csv.DictReader(handle)}
 
 
-def test_the_gradescope_runner_grades_exactly_with_its_root_under_tmpdir(tmp_path, monkeypatch):
+def test_the_gradescope_runner_grades_exactly_with_its_root_under_tmpdir(tmp_path, monkeypatch, small_suite):
     import tempfile
 
     from grader.gradescope import run
@@ -367,5 +389,39 @@ def test_the_gradescope_runner_grades_exactly_with_its_root_under_tmpdir(tmp_pat
     monkeypatch.setenv("TMPDIR", str(root))
     monkeypatch.setattr(tempfile, "tempdir", None)
     results = json.loads(run(root).read_text())
-    assert results["score"] == 120.0  # core 100 and bonus 20
+    assert results["score"] == FULL  # the whole suites' 100 and bonus 20: tests/tooling/test_gradescope.py
     assert all(test["status"] == "passed" for test in results["tests"])
+
+
+class CountingLauncher:
+    """The plain launcher, counting the workers it starts from this process."""
+
+    def __init__(self, detached_workers: bool):
+        self.detached_workers = detached_workers
+        self.workers = 0
+
+    def start_pytest(self, *args):
+        from grader.launch import PLAIN
+
+        return PLAIN.start_pytest(*args)
+
+    def start_worker(self, *args):
+        from grader.launch import PLAIN
+
+        self.workers += 1
+        return PLAIN.start_worker(*args)
+
+
+def test_batch_starts_a_worker_from_its_own_process_only_where_the_worker_is_no_child_of_it(tmp_path, small_suite):
+    """docs/grading.md: `grade` starts the worker itself; batch, which holds every student's pipes, does only
+    through a launcher whose workers are no children of its process (the zygote), and otherwise leaves the
+    start to each pytest child, whatever the launcher could do."""
+    from grader.grade import grade as grade_in_process
+    from instructor.batch import grade_folder
+
+    shutil.copy(REPO / "solutions" / "attention.py", tmp_path / "attention.py")
+    alone, plain, detached = CountingLauncher(False), CountingLauncher(False), CountingLauncher(True)
+    assert grade_in_process(tmp_path, "public", tests_dir=small_suite, launcher=alone).score == FULL
+    assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=plain).score == FULL
+    assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=detached).score == FULL
+    assert (alone.workers, plain.workers, detached.workers) == (1, 0, 1)

@@ -48,6 +48,6 @@ def test_each_failing_task_gets_one_error_annotation_at_its_line_in_attention_py
     assert all(command.count("\n") == 0 for command in commands)
 
 
-def test_a_full_marks_report_has_no_annotation(tmp_path):
-    (tmp_path / "attention.py").write_text(REFERENCE)
-    assert RENDERERS["github-annotations"](grade(tmp_path, "public")) == ""
+def test_a_full_marks_report_has_no_annotation(reference_public):
+    assert reference_public.full_marks
+    assert RENDERERS["github-annotations"](reference_public) == ""

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 from grader.paths import REPO
+from tests.tooling.small_checkout import SMALL_FULL, SMALL_ZERO, small_checkout
 
 RUNTIME = ("grader.cli", "grader.grade", "grader.run", "grader.score", "grader.formats", "grader.plugin",
            "grader.sandbox.proxy", "grader.sandbox.spawn", "grader.sandbox.worker", "grader.sandbox.guard", "grader.sandbox.isolation", "grader.sandbox.wire")
@@ -26,12 +27,14 @@ def test_the_runtime_imports_without_posix_only_modules_and_reports_no_sandbox()
 
 
 def test_the_unsandboxed_path_grades_exactly(tmp_path):
-    """macOS's path: no sandbox, the worker a plain child process; the reference 56, the stubs 0."""
-    for impl, expected in (("solutions", 56.0), ("assignment", 0.0)):
+    """macOS's path: no sandbox, the worker a plain child process; the reference full marks, the stubs 0 (on a
+    grader whose suite is one public file: tests/tooling/small_checkout.py)."""
+    checkout = small_checkout(tmp_path / "lab03")
+    for impl, expected in (("solutions", SMALL_FULL), ("assignment", SMALL_ZERO)):
         out = tmp_path / f"{impl}.json"
         result = subprocess.run([sys.executable, "-m", "grader", "grade", "--impl", str(REPO / impl), "--suite", "public",
                                  "--format", "json", "--output", str(out), "--exit-zero", "--verbose"], cwd=tmp_path,
-                                capture_output=True, text=True, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin",
+                                capture_output=True, text=True, env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin",
                                                                      "GRADER_SANDBOX": "off"})
         assert result.returncode == 0, result.stderr[-2000:]
         assert "no sandbox" in result.stderr

@@ -9,11 +9,9 @@ from grader.formats import RENDERERS
 from grader.grade import grade
 
 
-@pytest.fixture(scope="module")
-def stub_report():
-    from grader.paths import REPO
-
-    return grade(REPO / "assignment", "public")
+@pytest.fixture
+def stub_report(stubs_public):
+    return stubs_public  # tests/tooling/conftest.py: graded once per session
 
 
 def test_every_test_has_pytest_json_reports_fields_and_our_grading(stub_report):

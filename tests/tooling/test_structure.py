@@ -112,3 +112,35 @@ def test_a_stub_left_as_given_travels_as_its_own_status_not_as_words_in_the_mess
 def test_a_record_missing_a_field_is_refused_whole():
     with pytest.raises(KeyError):
         TestMeta.from_json({"id": "t", "name": "t", "task": "sdpa", "suite": "public"})
+
+
+def instructor_imports(path: Path) -> set[str]:
+    """The instructor modules path imports, at its top or inside a function (instructor.warm.x counts as warm)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] if node.module != "instructor" else [f"instructor.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        found |= {name.split(".")[1] for name in names if name.startswith("instructor.")}
+    return found
+
+
+def test_the_instructor_modules_import_each_other_one_way_only():
+    """No circle (batch -> cluster -> preflight, and each of them and lms -> gradebook, never back), lazy
+    imports included: a module of the circle could not be read, moved or tested without the others."""
+    graph = {path.stem: instructor_imports(path) - {path.stem} for path in INSTRUCTOR.glob("*.py")}
+    graph |= {path.name: set() for path in INSTRUCTOR.iterdir() if (path / "__init__.py").is_file()}
+
+    def circle_from(start, path):
+        for name in sorted(graph.get(path[-1], ())):
+            if name == start:
+                return [*path, start]
+            if name not in path and (found := circle_from(start, [*path, name])):
+                return found
+        return None
+
+    circles = [found for start in sorted(graph) if (found := circle_from(start, [start]))]
+    assert circles == [], " -> ".join(circles[0])
+    assert "batch" not in graph["lms"] | graph["cluster"] | graph["preflight"]

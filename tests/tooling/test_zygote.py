@@ -164,8 +164,8 @@ def test_the_zygote_inherits_no_key_report_channel_or_worker_socket(tmp_path, mo
     assert os.environ["GRADER_KEY_FD"] == "7"
 
 
-def test_batch_through_the_zygote_and_the_prefork_server_grades_as_a_plain_grade(tmp_path):
-    from grader.grade import grade
+def test_batch_through_the_zygote_and_the_prefork_server_grades_as_a_plain_grade(tmp_path, reference_public,
+                                                                                    stubs_public):
     from instructor.batch import run_batch
 
     sources = {"ref": REPO / "solutions" / "attention.py", "stub": REPO / "assignment" / "attention.py"}
@@ -173,9 +173,8 @@ def test_batch_through_the_zygote_and_the_prefork_server_grades_as_a_plain_grade
         (tmp_path / "class" / name).mkdir(parents=True)
         (tmp_path / "class" / name / "attention.py").write_bytes(source.read_bytes())
     reports = run_batch(tmp_path / "class", "public", jobs=2, output=tmp_path / "grades.csv", progress=False)
-    for name in sources:
+    for name, plain in (("ref", reference_public), ("stub", stubs_public)):  # grade() with the plain launcher
         assert reports[name].failure is None, f"{name}: {reports[name].failure}"
-        plain = grade(tmp_path / "class" / name, "public")
         assert [(t.id, t.status, t.score) for t in reports[name].tests] == \
             [(t.id, t.status, t.score) for t in plain.tests]
 

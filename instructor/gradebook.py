@@ -1,0 +1,50 @@
+"""One student's row of the gradebook: graded, or `not graded` when the grader itself failed on them.
+
+What batch (locally), cluster (on each Dask host) and lms (canvas-export refuses a gradebook with rows not
+graded) share, in a module that imports none of them: instructor's modules import each other one way only
+(batch -> cluster -> preflight; lms and all three -> gradebook), which tests/tooling/test_structure.py checks.
+"""
+
+from pathlib import Path
+
+from grader.capabilities import SyntaxScan, scan
+from grader.grade import grade
+from grader.launch import PLAIN, Launcher
+from grader.report import FlagKind, Report, failure_report
+from grader.run import GraderError, PointsDrift
+from grader.sandbox.policy import Limits
+
+NOT_GRADED = "not graded"  # the total of a student the grader failed on: never a 0
+# A grader error is the grader's (a sandbox that did not start on a loaded host, the checkout changed meanwhile):
+# the student is graded once more before the row says "not graded".
+GRADER_ERROR_ATTEMPTS = 2
+
+
+def error_report(folder: str | Path, suite: str, why: str) -> Report:
+    """Every test unknown, no points: the report of a student the grader itself could not grade."""
+    return failure_report(FlagKind.GRADER_ERROR, why, suite, str(folder))
+
+
+def not_graded(report: Report) -> bool:
+    """Whether the grader failed on this student (no test result): a row to regrade, never a 0."""
+    return report.failure is not None and report.failure.kind is FlagKind.GRADER_ERROR
+
+
+def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path | None = None,
+                 hide: tuple[str, ...] = (), launcher: Launcher = PLAIN,
+                 syntax_scan: SyntaxScan = scan, limits: Limits | None = None) -> Report:
+    """folder's report; a report flagged as a grader error (not graded) when the grader itself failed twice."""
+    why = ""
+    for _ in range(GRADER_ERROR_ATTEMPTS):
+        try:
+            # The worker starts here only where it is no child of this process, which holds the classmates'
+            # pipes (the zygote's); otherwise each student's pytest child starts its own.
+            return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=launcher.detached_workers,
+                         hide=hide, launcher=launcher, syntax_scan=syntax_scan, limits=limits)
+        except PointsDrift:
+            raise  # the suites themselves are wrong: no student of the class can be graded with them
+        except GraderError as error:
+            why = str(error)
+        except Exception as error:  # one broken submission never stops the class
+            return error_report(folder, suite, f"{type(error).__name__}: {error}")
+    return error_report(folder, suite, why)

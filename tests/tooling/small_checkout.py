@@ -1,0 +1,36 @@
+"""A copy of the grader whose suite is one public test file, for the tests that show the grader starts and
+grades exactly under some setting (a TMPDIR, a path, a ulimit): the setting acts on starting pytest and the
+worker, not on which tests run, so a suite of 3 tests shows it as well as the 40 of tests/public, in a few
+seconds instead of a minute per setting."""
+
+import shutil
+from pathlib import Path
+
+from grader.paths import REPO
+
+# tests/public/test_scores.py: three tests and 5 points, calling the submission through the worker and its meters
+SMALL_SUITE = ("public/__init__.py", "public/test_scores.py")
+SMALL_FULL, SMALL_ZERO = 5.0, 0.0
+NO_CACHE = shutil.ignore_patterns("__pycache__")
+
+
+def small_tests(dest: Path) -> Path:
+    """dest with the graded suites' conftest and support, and tests/public holding only test_scores.py."""
+    (dest / "public").mkdir(parents=True)
+    for name in ("__init__.py", "conftest.py"):
+        shutil.copy(REPO / "tests" / name, dest / name)
+    shutil.copytree(REPO / "tests" / "support", dest / "support", ignore=NO_CACHE)
+    for relative in SMALL_SUITE:
+        shutil.copy(REPO / "tests" / relative, dest / relative)
+    return dest
+
+
+def small_checkout(dest: Path, instructor: bool = False) -> Path:
+    """dest holding grader/ (and instructor/ if asked) with small_tests as its tests/: PYTHONPATH=dest runs a
+    grader whose whole suite is the small one."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REPO / "grader", dest / "grader", ignore=NO_CACHE)
+    if instructor:
+        shutil.copytree(REPO / "instructor", dest / "instructor", ignore=NO_CACHE)
+    small_tests(dest / "tests")
+    return dest
