@@ -14,8 +14,8 @@ from pathlib import Path
 
 from grader.capabilities import SyntaxScan, scan
 from grader.paths import SOLUTIONS, TESTS, find_impl
-from grader.report import Flag, FlagKind, Report
-from grader.run import PointsDrift, fingerprint, suite_paths
+from grader.report import Flag, Report
+from grader.run import fingerprint, suite_paths
 from grader.sandbox.exposure import refuse_readable
 from grader.sandbox.isolation import level, require
 from grader.sandbox.policy import Limits, limits_from
