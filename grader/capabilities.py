@@ -61,6 +61,8 @@ class Policy:
     max_lines: int
     kernel_parts: tuple[str, ...]
     restricted: dict[str, frozenset[str]]
+    print_streams: dict[str, frozenset[str]]
+    max_bytes: int
 
 
 @lru_cache(maxsize=8)
@@ -78,20 +80,37 @@ def policy_of(lab: Lab = LAB) -> Policy:
         max_depth=int(data["syntax"]["max_depth"]),
         max_lines=int(data["syntax"]["max_lines"]),
         kernel_parts=tuple(data["attributes_refused"]["kernel_parts"]),
-        restricted={module: frozenset(names) for module, names in data["modules_restricted"].items()
-                    if module != "about"},
+        restricted={module: frozenset(listed) for module, listed in names["restricted"].items()},
+        print_streams={module: frozenset(listed) for module, listed in data["print_streams"].items()
+                       if module != "about"},
+        max_bytes=int(data["syntax"]["max_bytes"]),
     )
 
 
-def _decode(source: str | bytes) -> str | Finding:
+CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)  # PEP 263, as tokenize reads it
+
+
+def _decode(source: str | bytes, policy: Policy) -> str | Finding:
+    """The text Python would run, or why the file is not read: too large, not UTF-8, or a coding line that
+    would make Python read other text than this (a comment in UTF-8 can be code in UTF-7)."""
+    if len(source) > policy.max_bytes:
+        return Finding(0, f"{IMPL_NAME} is {len(source):,} bytes; at most {policy.max_bytes:,} are read: a solution "
+                          "needs a few thousand", unreadable=True)
     if isinstance(source, str):
-        return source
-    try:
-        return source.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = source[:error.start].count(b"\n") + 1
-        return Finding(line, f"byte {source[error.start]:#04x} is not UTF-8 text: save {IMPL_NAME} as UTF-8",
-                       unreadable=True)
+        text = source
+    else:
+        try:
+            text = source.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            line = source[:error.start].count(b"\n") + 1
+            return Finding(line, f"byte {source[error.start]:#04x} is not UTF-8 text: save {IMPL_NAME} as UTF-8",
+                           unreadable=True)
+    for number, first in enumerate(text.splitlines()[:2], 1):
+        cookie = CODING.match(first)
+        if cookie and cookie.group(1).lower().replace("_", "-") not in ("utf-8", "utf8", "utf-8-sig"):
+            return Finding(number, f"a coding line for {cookie.group(1)}: save {IMPL_NAME} as UTF-8 and remove it",
+                           unreadable=True)
+    return text
 
 
 def _parse(text: str, policy: Policy) -> ast.Module | Finding:
@@ -169,10 +188,22 @@ def _literal_loops(nodes: list[ast.AST]) -> dict[str, set[str]]:
                 isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.iter.elts):
             loops.setdefault(node.target.id, set()).update(item.value for item in node.iter.elts)  # type: ignore[attr-defined]
             targets.add(id(node.target))
-    bound_otherwise = {node.id for node in nodes if isinstance(node, ast.Name)
-                       and not isinstance(node.ctx, ast.Load) and id(node) not in targets}
-    bound_otherwise |= {node.arg for node in nodes if isinstance(node, ast.arg)}
-    bound_otherwise |= {name for node in nodes if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
+    bound_otherwise: set[str] = set()  # every other way Python binds a name
+    for node in nodes:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in targets:
+            bound_otherwise.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound_otherwise.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound_otherwise.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound_otherwise.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound_otherwise.update(node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound_otherwise.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound_otherwise.add(node.rest)
     return {name: values for name, values in loops.items() if name not in bound_otherwise}
 
 
@@ -185,9 +216,13 @@ class _Check:
         self.loops = _literal_loops(nodes)
         self.found: list[Finding] = []
         self.name_call_callees: set[int] = set()
+        self.type_callees = {id(node.func) for node in nodes if isinstance(node, ast.Call)
+                             and isinstance(node.func, ast.Name) and node.func.id == "type"
+                             and len(node.args) == 1 and not node.keywords}
         self.restricted: dict[str, str] = {}  # the name `import sys` binds -> "sys"
         self.restricted_uses: set[int] = set()  # Name nodes used as NAME.allowed_attribute
         self.read_as: dict[int, str] = {}  # Name node -> the attribute read from it (NAME.attribute)
+        self.restricted_attributes: set[int] = set()  # Attribute nodes NAME.listed_name of a restricted module
         for node in nodes:
             if isinstance(node, ast.Import):
                 self.restricted |= {alias.asname or alias.name: alias.name for alias in node.names
@@ -197,6 +232,16 @@ class _Check:
                 self.read_as[id(node.value)] = node.attr
                 if node.attr in policy.restricted.get(self.restricted.get(node.value.id, ""), ()):
                     self.restricted_uses.add(id(node.value))
+                    self.restricted_attributes.add(id(node))
+        for node in nodes:  # print(..., file=sys.stderr): the stream goes to print, and no further
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                for keyword in node.keywords:
+                    stream = keyword.value
+                    if (keyword.arg == "file" and isinstance(stream, ast.Attribute)
+                            and isinstance(stream.value, ast.Name)
+                            and stream.attr in policy.print_streams.get(self.restricted.get(stream.value.id, ""), ())):
+                        self.restricted_uses.add(id(stream.value))
+                        self.restricted_attributes.add(id(stream))
 
     def add(self, node: ast.AST, construct: str) -> None:
         self.found.append(Finding(getattr(node, "lineno", 0), construct))
@@ -257,7 +302,10 @@ class _Check:
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
-        if name in self.restricted and id(node) not in self.restricted_uses:
+        if name == "type" and id(node) not in self.type_callees:
+            self.add(node, "type other than type(x) (three arguments, or as a base, build classes from names made at "
+                           "run time)")
+        elif name in self.restricted and id(node) not in self.restricted_uses:
             module, attribute = self.restricted[name], self.read_as.get(id(node))
             shown = f"{name}.{attribute}" if attribute else f"{name} other than as {name}.<name>"
             self.add(node, f"{shown} ({_restricted_line(module, self.policy)})")
@@ -269,12 +317,22 @@ class _Check:
             self.add(node, f"{name} (a dunder that reaches Python's internals)")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if id(node) in self.restricted_attributes:
+            return  # the module's listed name: exactly that module's value, whatever else the name means
         if isinstance(node.ctx, ast.Del) and node.attr not in self.own:
             self.add(node, f"del .{node.attr} (deleting what {IMPL_NAME} did not define)")
         elif not isinstance(node.ctx, ast.Store):
             self.attribute(node, node.attr)
         elif node.attr in self.policy.reserved or (node.attr.startswith("__") and node.attr not in self.policy.dunders):
             self.attribute(node, node.attr)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node.name.startswith("__") and node.name.endswith("__") and node.name not in self.policy.dunders:
+            self.add(node, f"def {node.name} (a dunder method outside the lab's list hooks into Python's machinery)")
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if any(keyword.arg == "metaclass" for keyword in node.keywords):
+            self.add(node, f"class {node.name}(metaclass=...) (a metaclass builds classes from names made at run time)")
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for name in node.kwd_attrs:  # case C(name=x) reads C's attribute name
@@ -310,7 +368,7 @@ def _modules_line(policy: Policy) -> str:
 def scan(source: str | bytes, lab: Lab = LAB) -> list[Finding]:
     """What the student's file uses that the lab does not allow, or why it cannot be read ([] for an honest file)."""
     policy = policy_of(lab)
-    text = _decode(source)
+    text = _decode(source, policy)
     if isinstance(text, Finding):
         return [text]
     tree = _parse(text, policy)

@@ -47,11 +47,34 @@ def _origin(value: object) -> str:
     return module if isinstance(module, str) else ""
 
 
+def restricted_names(policy: dict[str, Any]) -> dict[str, list[str]]:
+    """Each restricted module's names, "*" expanded to its public names less the refused ones."""
+    refused = _refused(policy)
+    names = {}
+    for module_name, listed in policy["modules_restricted"].items():
+        if module_name == "about":
+            continue
+        module = importlib.import_module(module_name)
+        names[module_name] = sorted(_public(module) - refused) if listed == "*" else list(listed)
+    return names
+
+
+def _refused(policy: dict[str, Any]) -> set[str]:
+    lists = policy["attributes_refused"]
+    refused = {name for key in ("interpreter", "loaders", "torch_routes") for name in lists[key]}
+    return refused | set(policy["builtins_refused"]) | set(policy["name_calls"]["functions"])
+
+
 def _reach(policy: dict[str, Any], refused: set[str]) -> tuple[dict[str, types.ModuleType], set[str]]:
-    """The modules reachable from the allowed imports through public, not refused names; and the names that,
-    in one of them, bind a module outside that reach or a function of such a module, or are private."""
+    """The modules reachable from the allowed imports (torch's, through public, not refused names, and the
+    restricted ones); and the names that, in one of them, bind a module outside that reach, a function or
+    class that no allowed name hands out and torch did not define, a metaclass, or private state."""
     allowed = {name: importlib.import_module(name) for name in policy["modules"]}
-    reached: dict[str, types.ModuleType] = {}
+    restricted = {name: importlib.import_module(name) for name in restricted_names(policy)}
+    # A restricted module allowed whole is reached (examined, not followed) wherever torch binds it; one allowed
+    # for some names is out of reach: torch's names for it are reserved, as its other names are not allowed.
+    whole = {name for name, listed in policy["modules_restricted"].items() if listed == "*"}
+    reached: dict[str, types.ModuleType] = {name: module for name, module in restricted.items() if name in whole}
     queue = list(allowed.values())
     while queue:
         module = queue.pop()
@@ -63,25 +86,26 @@ def _reach(policy: dict[str, Any], refused: set[str]) -> tuple[dict[str, types.M
                     value.__name__ in allowed or value.__name__.startswith("torch.")) and not any(
                     map(_is_private, value.__name__.split("."))):
                 queue.append(value)
-    listed = set(allowed) - {"torch"}  # the standard modules the policy lists: their own names are their API
-    # what a listed module hands out is safe wherever it is bound (torch's `from warnings import warn`)
-    handed_out = {id(value) for name in listed for value in vars(allowed[name]).values()}
+    # what an allowed name of a restricted module hands out is safe wherever it is bound (torch's `warn`)
+    handed_out = {id(getattr(restricted[module], name)) for module, names in restricted_names(policy).items()
+                  for name in names if hasattr(restricted[module], name)}
 
     def outside(value: object) -> bool:
-        """A module out of reach, or a function or class defined in one."""
+        """A module out of reach, a metaclass, or a function or class no allowed name hands out and that
+        neither torch nor Python's builtins define."""
         if isinstance(value, types.ModuleType):
             return value.__name__ not in reached
-        origin = _origin(value)
+        if isinstance(value, type) and issubclass(value, type) and value is not type:
+            return True  # builds classes from names made at run time
         return (callable(value) and id(value) not in handed_out
-                and origin.split(".")[0] not in ("", "torch", "builtins")
-                and not any(origin == name or origin.startswith(name + ".") for name in reached))
+                and _origin(value).split(".")[0] not in ("", "torch", "builtins"))
 
     unsafe: set[str] = set()
     for module in reached.values():
         for name, value in list(vars(module).items()):
             if name.startswith("__"):
                 continue
-            if outside(value) or (_is_private(name) and module.__name__ not in listed
+            if outside(value) or (_is_private(name) and module.__name__ not in restricted
                                   and (_state(value) or _below_python(value))):
                 unsafe.add(name)
             if isinstance(value, type):  # a class's own bindings: a module or a function of one out of reach
@@ -126,8 +150,7 @@ def generate(policy: dict[str, Any]) -> dict[str, Any]:
     import torch  # noqa: F401  (the namespaces below name it)
 
     refused_lists = policy["attributes_refused"]
-    refused = {name for key in ("interpreter", "loaders", "torch_routes") for name in refused_lists[key]}
-    refused |= set(policy["builtins_refused"]) | set(policy["name_calls"]["functions"])
+    refused = _refused(policy)
     modules = {name: importlib.import_module(name) for name in policy["modules"] if name != "__future__"}
     scope = {name.split(".")[0]: sys.modules[name.split(".")[0]] for name in modules}
     allowed: set[str] = set()
@@ -140,16 +163,14 @@ def generate(policy: dict[str, Any]) -> dict[str, Any]:
     kernels = {name for name in torch_names | allowed if _kernel(name, refused_lists["kernel_parts"])}
     kernels -= set(refused_lists["kernel_namespaces"])
     reserved = refused | kernels | unsafe
-    imports = {name: sorted(_importable(module, reserved if name.split(".")[0] == "torch" else refused | kernels,
-                                        reached)) for name, module in modules.items()}
+    imports = {name: sorted(_importable(module, reserved, reached)) for name, module in modules.items()}
     return {"torch": torch.__version__, "allowed": sorted(allowed - reserved), "reserved": sorted(reserved),
-            "imports": imports}
+            "imports": imports, "restricted": restricted_names(policy)}
 
 
 def _importable(module: types.ModuleType, refused: set[str], reached: dict[str, types.ModuleType]) -> set[str]:
-    """What `from module import name` may take: its public names that are not refused and are no module out of
-    reach. A standard module's own name is its own value (typing.TypeVar), whatever else some torch module
-    binds under it, so only the policy's refused names apply there; torch's names get the whole reserved set."""
+    """What `from module import name` may take of one of torch's modules: its public names that are not
+    reserved and are no module out of reach."""
     names = set()
     for name in _public(module):
         value = getattr(module, name, None)
@@ -197,13 +218,17 @@ def handout_table(policy: dict[str, Any]) -> str:
     refused = policy["attributes_refused"]
     dunders = [name for name in policy["dunders"] if name not in ("__main__", "__future__")]
     syntax = sorted(set(policy["syntax"]["refused"].values()))
-    restricted = "; ".join(f"of `{module}` only {_code(sorted(names))}"
+    restricted = "; ".join(f"`{module}` (all its names)" if names == "*" else f"of `{module}` only {_code(names)}"
                            for module, names in policy["modules_restricted"].items() if module != "about")
+    streams = _code([f"print(..., file={module}.{name})" for module, names in policy["print_streams"].items()
+                     if module != "about" for name in names])
     rows = [
-        ("imports", f"{_code(modules)} and `from __future__ import ...`; {restricted}",
+        ("imports", f"{_code(modules)} and `from __future__ import ...`; {restricted}; {streams}",
          "any other module (`numpy`, `os`, `sys`, ...), relative imports, `from ... import *`"),
         ("Python", "every ordinary statement and expression: `def`, `class`, `if`, `for`, `while`, `with`, "
-                   "`try`, `match`, `lambda`, comprehensions, `global`", ", ".join(syntax)),
+                   "`try`, `match`, `lambda`, comprehensions, `global`",
+         ", ".join(syntax) + "; metaclasses (`metaclass=`, `type()` with three arguments); a coding line other "
+         "than UTF-8"),
         ("builtins", f"all the others (`len`, `range`, `isinstance`, `super`, `print`, ...); {_code(calls)} as "
                      "a call with a literal name: `getattr(obj, \"name\")`",
          "; ".join(f"`{name}` ({why})" for name, why in refused_builtins.items())),

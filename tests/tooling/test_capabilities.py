@@ -15,6 +15,7 @@ from grader.paths import REPO
 from instructor import allowed_names
 from instructor.mutants import apply, every_mutant
 
+ATTACKS = REPO / "tests" / "tooling" / "redteam" / "scan"  # a red team's, written against this scan
 CORRECT = [REPO / "solutions" / "attention.py", REPO / "assignment" / "attention.py",
            *sorted((REPO / "tests" / "corpus" / "fresh").glob("correct_*.py"))]
 
@@ -135,6 +136,44 @@ def test_a_few_names_of_sys_and_numpy_and_getattr_over_literal_names_are_allowed
 ])
 def test_sys_and_numpy_only_as_name_dot_listed_attribute_and_loops_only_over_allowed_literals(source):
     assert refused(source)
+
+
+@pytest.mark.parametrize("path", sorted(ATTACKS.glob("*.py")), ids=lambda path: path.stem)
+def test_each_attack_that_passed_an_earlier_scan_is_refused(path):
+    """Each reached sys, a frame, __globals__, exec, a file or torch's attention past the scan of its day: a
+    coding line, __match_args__ or a metaclass built at run time, a loop variable rebound by a match
+    capture, update_wrapper or singledispatch turning names into attributes or code, sys.stderr's FileIO,
+    warnings' linecache."""
+    assert scan(path.read_bytes())
+
+
+@pytest.mark.parametrize("source", [
+    "# -*- coding: utf-7 -*-\nx = 1\n", "#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\nx = 1\n",
+    "x = 1\n# " + "y" * 400_000 + "\n",
+])
+def test_a_coding_line_other_than_utf8_and_an_oversized_file_are_not_read(source):
+    assert scan(source)[0].unreadable
+
+
+@pytest.mark.parametrize("source", [
+    "C = type('C', (), {})\n", "class M(type):\n    pass\n", "class C(metaclass=abc.ABCMeta):\n    pass\n",
+    "import abc\nM = abc.ABCMeta\n", "class C:\n    def __instancecheck__(self, x):\n        return True\n",
+    "class C:\n    __match_args__ = ('x',)\n", "match x:\n    case int(y):\n        pass\n",
+    "for name in ('w_q',):\n    match q:\n        case name:\n            pass\n    getattr(self, name)\n",
+    "import sys\ns = sys.stderr\n", "import functools\nw = functools.wraps\n",
+])
+def test_what_builds_classes_or_names_at_run_time_is_refused(source):
+    assert refused(source)
+
+
+@pytest.mark.parametrize("source", [
+    "# -*- coding: utf-8 -*-\nx = 1\n", "def f(x):\n    return type(x).__name__\n",
+    "class C:\n    def __repr__(self):\n        return 'C'\n    def __call__(self):\n        return 1\n",
+    "import copy\nd = {}\ne = d.copy()\nf = copy.deepcopy(d)\n", "import torch\nparts = torch.zeros(4).split(2)\n",
+    "from dataclasses import dataclass, field\nfrom typing import Optional, cast\n",
+])
+def test_what_honest_code_writes_near_those_lines_is_not_refused(source):
+    assert scan(source) == []
 
 
 def test_a_refusal_names_the_line_and_the_name():
