@@ -18,7 +18,7 @@ from grader.launch import PLAIN, Launcher
 from grader.paths import find_impl
 from grader.report import Flag, FlagKind, Report, failure_report
 from grader.run import GraderError, PointsDrift, fingerprint, suite_paths
-from grader.sandbox.isolation import require
+from grader.sandbox.isolation import VIEW_LEVELS, require
 from grader.sandbox.policy import Limits, limits_from
 from grader.tasks import TASKS
 from instructor import csvsafe
@@ -69,9 +69,10 @@ def not_graded(report: Report) -> bool:
 
 
 NOT_GRADED = "not graded"
-# Only the namespaces level gives each worker the allow-list view: at the uid level a submission could read
-# a classmate's folder or the checkout wherever their permissions let other users in.
-BATCH_LEVELS = ("namespaces",)
+# Only the levels with a mount namespace give each worker the allow-list view: at the uid level a submission
+# could read a classmate's folder or the checkout wherever their permissions let other users in. Root gets
+# "namespaces"; an ordinary user (a Slurm job) "user-namespace", where only rlimits cap memory (no cgroups).
+BATCH_LEVELS = VIEW_LEVELS
 
 
 def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str | Path = "grades.csv",

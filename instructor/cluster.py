@@ -24,9 +24,10 @@ from typing import Any
 from grader.report import Report
 
 ALLOWED_FAILURES = 1
-# Dask's ports take unauthenticated tasks: only the namespaces level keeps students off them (each student's
-# worker has a network namespace of its own; at the uid-only level it shares the host's).
-DASK_LEVELS = ("namespaces",)
+# Dask's ports take unauthenticated tasks: only a level whose workers have a network namespace of their own
+# keeps students off them (at the uid-only level a worker shares the host's). Root gives "namespaces"; a Slurm
+# job, never root, gives "user-namespace": the same namespaces and view, the grader's uid, no cgroups.
+DASK_LEVELS = ("namespaces", "user-namespace")
 # Dask settings for grading: a task that dies is retried once (ALLOWED_FAILURES), and the workers stop what
 # only a dashboard would use. Dask's defaults sample every worker thread's stack every 10 ms and wake each
 # process every 20 ms: 0.14 CPU-s per second on an idle 2-worker cluster here, 0.03 with these.

@@ -178,7 +178,9 @@ def probe(suite: str, no_sandbox: bool) -> dict[str, str]:
         require("batch on a Dask worker", no_sandbox, levels=DASK_LEVELS)
     except SandboxUnavailable:
         answer["problem"] = (f"its sandbox level is {answer['level']}, Dask hosts need {' or '.join(DASK_LEVELS)}: "
-                             "run `dask worker` as root (or pass --no-sandbox for trusted code only)")
+                             "run `dask worker` as root, or as a user who may make user namespaces "
+                             "(`unshare --user --map-root-user --net true` succeeds there), or pass --no-sandbox "
+                             "for trusted code only")
     except Exception as error:  # no tests there, a broken checkout: said in one line
         answer["problem"] = f"it cannot read the grading files ({type(error).__name__}: {error})"
     return answer

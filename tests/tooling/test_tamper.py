@@ -16,7 +16,7 @@ from grader.paths import REPO
 from grader.report import FlagKind, Status
 from grader.sandbox import isolation as sandbox
 from instructor import gradescope
-from instructor.batch import run_batch
+from instructor.batch import BATCH_LEVELS, run_batch
 from tests.tooling.misbehaving import HIDING_FROM_THE_COUNTER, PERSIST_PROBES, REFERENCE, STUBS, TAMPERING
 
 pytestmark = pytest.mark.skipif(sandbox.level() == "none", reason="needs a sandbox (CI runs this as root, and at the "
@@ -61,7 +61,9 @@ def graded(env):
     root = env / "class"
     root.mkdir()
     write_class(root)
-    accept = sandbox.level() != "namespaces"  # a weaker level, accepted explicitly, as --no-sandbox does
+    # batch takes the namespaces and user-namespace levels (make sandbox-user) as they are; a weaker one only
+    # when accepted explicitly, as --no-sandbox does
+    accept = sandbox.level() not in BATCH_LEVELS
     reports = run_batch(root, suite="public", jobs=2, output=env / "grades.csv", progress=False, timeout=300,
                         no_sandbox=accept, syntax_scan=lambda source: [])
     time.sleep(4)  # longer than the daemon attack waits before it writes
