@@ -318,7 +318,7 @@ import sys
 from pathlib import Path
 
 LAB_TEMPLATE = "https://github.com/COURSE/lab03-template.git"  # the lab's public template: tests and grader
-GRADER_PACKAGES = ("pytest", "pytest-json-report")  # what grading needs that Colab lacks (it has torch)
+GRADER_PACKAGES = ("pytest", "pytest-json-report")  # what grading needs beyond torch, pinned as make install pins them
 
 
 def is_checkout(folder):
