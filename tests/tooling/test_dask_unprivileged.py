@@ -1,7 +1,8 @@
 """Class grading without root, as a Slurm job does it: a `dask scheduler` and a `dask worker --nworkers 2`
 started by an ordinary user (uid 65534, through tests/tooling/at_level.py), whose grader gets the
 user-namespace level. `batch --scheduler` on them, and a local `batch --jobs 2` by that user, write the
-gradebook a local batch as root (the namespaces level) writes, byte for byte."""
+gradebook a local batch as root (the namespaces level) writes, byte for byte; and a student's worker there
+cannot reach the scheduler's port, which the grader beside it reaches."""
 
 import json
 import subprocess
@@ -20,9 +21,19 @@ CLASS = {
     "dee": "import os\nos._exit(3)\n",
 }
 
-# Runs as uid 65534 (its TMPDIR and HOME are its own folder): the class, the cluster, both batches; prints JSON.
+# Runs as uid 65534 (its TMPDIR and HOME are its own folder): the class, the cluster, both batches, and
+# whether a student's worker reaches the scheduler's port; prints JSON.
 AS_A_USER = r"""
 import json, os, subprocess, sys, tempfile, time
+PROBE = '''import socket
+
+def connect(host, port):
+    try:
+        socket.create_connection((host, port), timeout=1).close()
+        return "connected"
+    except OSError as error:
+        return type(error).__name__
+'''
 from pathlib import Path
 from grader.sandbox.isolation import level
 from instructor.cluster import environment
@@ -59,6 +70,18 @@ try:
         client.wait_for_workers(2, timeout=120)
     results = {"uid": os.getuid(), "level": level(), "dask": batch("dask.csv", "--scheduler", address),
                "local": batch("local.csv", "--jobs", "2")}
+    from grader.sandbox.proxy import Submission  # a student's worker at this level, beside the cluster
+    probe = base / "probe" / "attention.py"
+    probe.parent.mkdir()
+    probe.write_text(PROBE)
+    exec(PROBE)
+    host, port = address.removeprefix("tcp://").rsplit(":", 1)
+    submission = Submission(probe)
+    try:
+        results["scheduler reached"] = {"by the grader": connect(host, int(port)),
+                                        "by a student's worker": submission.connect(host, int(port))}
+    finally:
+        submission.stop()
 finally:
     for process in processes[::-1]:
         process.terminate()
@@ -93,6 +116,12 @@ def as_root(tmp_path_factory):
 
 def test_an_ordinary_users_grader_gets_the_user_namespace_level(as_a_user):
     assert (as_a_user["uid"], as_a_user["level"]) == (at_level.ORDINARY_UID, "user-namespace")
+
+
+def test_a_student_on_such_a_host_cannot_reach_the_dask_scheduler(as_a_user):
+    """Dask's ports take tasks from anyone who connects: the student's worker has a network of its own."""
+    reached = as_a_user["scheduler reached"]
+    assert reached["by the grader"] == "connected" and reached["by a student's worker"] != "connected", reached
 
 
 @pytest.mark.parametrize("how", ["dask", "local"])
