@@ -17,7 +17,7 @@ from grader.paths import SOLUTIONS, TESTS, find_impl
 from grader.report import Flag, Report
 from grader.run import fingerprint, suite_paths
 from grader.sandbox.exposure import refuse_readable
-from grader.sandbox.isolation import level, require
+from grader.sandbox.isolation import VIEW_LEVELS, level, require
 from grader.sandbox.policy import Limits, limits_from
 from grader.tasks import TASKS
 from instructor import csvsafe
@@ -41,9 +41,10 @@ def submissions(root):
 NOT_STUDENTS = ("__MACOSX",)  # what an archive tool adds beside the students' folders
 
 
-# Only the namespaces level gives each worker the allow-list view: at the uid level a submission could read
-# a classmate's folder or the checkout wherever their permissions let other users in.
-BATCH_LEVELS = ("namespaces",)
+# Only the levels with a mount namespace give each worker the allow-list view: at the uid level a submission
+# could read a classmate's folder or the checkout wherever their permissions let other users in. Root gets
+# "namespaces"; an ordinary user (a Slurm job) "user-namespace", where only rlimits cap memory (no cgroups).
+BATCH_LEVELS = VIEW_LEVELS
 
 
 def run_batch(root: str | Path, suite: str = "all", jobs: int = 2, output: str | Path = "grades.csv",

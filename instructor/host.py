@@ -8,9 +8,12 @@ its own (instructor.warm.forkserver), so the servers outlive the process that st
 using them does. A process that cannot attach (nobody answers in time, or not as our uid) starts a pair of its
 own; one whose servers died forgets them and attaches or starts anew (grade_job then grades that student again).
 
-Only a process of our own uid is answered or believed (SO_PEERCRED, both ways). Dask on this grader needs the
-namespaces level (instructor.cluster), where every student's worker has a network namespace of its own, in which
-neither this name nor Dask's ports exist.
+Only a process of our own uid is answered or believed (SO_PEERCRED, both ways). Dask on this grader needs a
+level where every student's worker has a network namespace of its own (instructor.cluster.DASK_LEVELS), in which
+neither this name (abstract socket names belong to a network namespace) nor Dask's ports exist. At the
+user-namespace level (not root: a Slurm job) the worker's uid is ours, so the uid check does not keep it
+out; its network namespace does. There no zygote is started (it needs root): each student's worker is a new
+sandboxed Python, and the prefork server alone is shared.
 """
 
 import contextlib

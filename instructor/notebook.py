@@ -29,9 +29,10 @@ from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
-from grader.paths import ASSIGNMENT, IMPL_NAME, INSTRUCTOR, SOLUTIONS, find_impl
+from grader.paths import ASSIGNMENT, IMPL_NAME, INSTRUCTOR, REPO, SOLUTIONS, find_impl
 
 SOURCE = INSTRUCTOR / "playground_source.py"
+CHECKOUT_VARIABLE = "LAB03_CHECKOUT"  # the self-check cell grades with the checkout it names
 NOTEBOOK = ASSIGNMENT / "playground.ipynb"
 METADATA = {
     "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -55,12 +56,13 @@ def render(notebook: nbformat.NotebookNode) -> str:
     return nbformat.writes(notebook) + "\n"
 
 
-def execute(impl: str | Path | None, timeout: int = 300,
-            env: Mapping[str, str] | None = None) -> nbformat.NotebookNode:
-    """The committed notebook, executed in a new folder holding a copy of the attention.py in folder
-    (or file) impl; impl=None leaves the folder empty, as on Colab. env: extra environment variables
-    for the kernel. Raises nbclient's CellExecutionError when a cell fails."""
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
+def execute(impl: str | Path | None, timeout: int = 300, env: Mapping[str, str] | None = None,
+            notebook: nbformat.NotebookNode | None = None) -> nbformat.NotebookNode:
+    """The committed notebook (or the one given), executed in a new folder holding a copy of the
+    attention.py in folder (or file) impl; impl=None leaves the folder empty, as on Colab. Its self-check
+    cell grades with this checkout (LAB03_CHECKOUT), so no run here reaches for the network. env: extra
+    environment variables for the kernel. Raises nbclient's CellExecutionError when a cell fails."""
+    notebook = notebook if notebook is not None else nbformat.read(NOTEBOOK, as_version=4)
     this_python = KernelSpecManager(kernel_dirs=[])  # falls back to ipykernel on sys.executable
     kernel = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=this_python)
     with tempfile.TemporaryDirectory() as folder:
@@ -70,7 +72,7 @@ def execute(impl: str | Path | None, timeout: int = 300,
                 raise FileNotFoundError(f"no {IMPL_NAME} in {impl}")
             shutil.copy(source, Path(folder) / IMPL_NAME)
         client = NotebookClient(notebook, km=kernel, timeout=timeout, resources={"metadata": {"path": folder}})
-        client.execute(cleanup_kc=True, env={**os.environ, **(env or {})})
+        client.execute(cleanup_kc=True, env={**os.environ, CHECKOUT_VARIABLE: str(REPO), **(env or {})})
     return notebook
 
 

@@ -15,12 +15,14 @@
 #
 # This notebook runs **your** `attention.py`, the file next to it, one step at a time: the shapes
 # after each step, the causal mask, heatmaps of the weights, a padding experiment, the
-# divisibility check, and a comparison with PyTorch's own attention. Nothing here is graded;
-# `make test` is. The handout is [docs/lab.md](../docs/lab.md).
+# divisibility check, and a comparison with PyTorch's own attention. These cells are not graded;
+# the tests are, and the last cell runs the public ones and shows your points as `make test` does
+# (section 10). The handout is [docs/lab.md](../docs/lab.md).
 #
-# **Work loop:** edit `attention.py`, re-run the first code cell (it reloads your file), then the
-# cell you are working on. A cell that needs a function you have not written yet prints one line
-# saying so instead of a traceback.
+# **Work loop:** edit `attention.py`, re-run the code cell that starts with `import importlib` (the
+# second code cell: it reloads your file; on Colab, run the upload cell before it), then the cell you
+# are working on. A cell that needs a function you have not written yet prints one line saying so
+# instead of a traceback. To see your points, run the self-check cell at the end.
 
 # %% [markdown]
 # **On Google Colab?** Colab starts with no `attention.py`. Run the next cell: it asks you to upload
@@ -80,7 +82,7 @@ def your_code():
         yield
     except NotImplementedError as error:
         missing = str(error) or "a function this cell calls is not implemented yet"
-        print(f"[skipped] {missing}: write it in attention.py, re-run the first cell, then this one.")
+        print(f"[skipped] {missing}: write it in attention.py, re-run the `import importlib` cell, then this one.")
 
 
 def show(panels):
@@ -290,7 +292,136 @@ with your_code():
         print("No error raised: check d_model % n_heads in __init__ and raise DimensionMismatchError.")
 
 # %% [markdown]
-# ## Next
+# ## 10. Self-check: the public tests, as `make test` shows them
 #
-# Run `make test` for the graded checks: a points table per task, with the first failure's
-# message and a hint.
+# Run this cell to grade the `attention.py` beside this notebook (on Colab: the one you uploaded) with
+# the public tests. It prints the table `make test` prints: each task's points and, for each task that
+# lost points, what is wrong and a hint.
+#
+# - **On your machine** it runs your checkout's grader with its `.venv` Python, exactly as `make test`
+#   does, and uses no network. (A copy of the notebook outside your checkout: set the environment
+#   variable `LAB03_CHECKOUT` to the checkout's folder.)
+# - **On Colab** its first run fetches the lab's public template (the public tests and the grader, no
+#   solutions) with `git clone`, and installs pytest and pytest-json-report (Colab has torch); later
+#   runs reuse that copy. Colab's torch is not the version the lab pins, so in a rare case a result can
+#   differ from `make test`'s.
+#
+# Your grade is not this table: GitHub Classroom records the public tests' points when you push, and
+# hidden tests check the same tasks after the deadline.
+
+# %%
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+LAB_TEMPLATE = "https://github.com/COURSE/lab03-template.git"  # the lab's public template: tests and grader
+GRADER_PACKAGES = ("pytest", "pytest-json-report")  # what grading needs beyond torch, pinned as make install pins them
+
+
+def is_checkout(folder):
+    return (folder / "grader" / "__main__.py").is_file() and (folder / "tests" / "public").is_dir()
+
+
+def local_checkout():
+    """$LAB03_CHECKOUT, else the checkout this notebook is in; None if neither (no network is tried)."""
+    given = os.environ.get("LAB03_CHECKOUT")
+    if given:
+        if not is_checkout(Path(given)):
+            print(f"[self-check] LAB03_CHECKOUT={given} holds no grader/ and tests/public/: name your checkout's "
+                  "folder, or unset it")
+        return Path(given).resolve() if is_checkout(Path(given)) else None
+    return next((folder for folder in (Path.cwd(), *Path.cwd().parents) if is_checkout(folder)), None)
+
+
+def on_colab():
+    try:
+        import google.colab  # noqa: F401  (only on Colab)
+    except ImportError:
+        return False
+    return True
+
+
+def pins(checkout):
+    """The versions of GRADER_PACKAGES that the checkout's requirements.txt pins."""
+    wanted = {}
+    for line in (checkout / "requirements.txt").read_text().splitlines():
+        name, _, version = line.split("#")[0].strip().partition("==")
+        if name.lower() in GRADER_PACKAGES and version:
+            wanted[name.lower()] = version
+    return wanted
+
+
+def installed(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def colab_checkout():
+    """The template cloned into ~/.cache/lab03-template once per Colab session, and its grader's packages;
+    None, after one line saying why, if that fails."""
+    clone = Path.home() / ".cache" / "lab03-template"
+    if is_checkout(clone):
+        print(f"[self-check] reusing the lab's tests in {clone}")
+    else:
+        print(f"[self-check] fetching the lab's public tests and grader from {LAB_TEMPLATE} (once per session)")
+        partial = clone.with_name(clone.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            cloned = subprocess.run(["git", "clone", "--quiet", "--depth", "1", LAB_TEMPLATE, str(partial)],
+                                    capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            print(f"[self-check] git clone {LAB_TEMPLATE} failed ({error}): check the runtime's internet, "
+                  "or run `make test` on your machine")
+            return None
+        if cloned.returncode != 0 or not is_checkout(partial):
+            why = (cloned.stderr.strip().splitlines() or ["it holds no grader/ and tests/public/"])[-1]
+            print(f"[self-check] git clone {LAB_TEMPLATE} failed ({why}): check the runtime's internet, "
+                  "or run `make test` on your machine")
+            return None
+        shutil.rmtree(clone, ignore_errors=True)
+        partial.rename(clone)  # only a complete clone is ever reused
+    missing = [f"{name}=={version}" for name, version in pins(clone).items() if installed(name) != version]
+    if missing:
+        print("[self-check] installing", " ".join(missing))
+        pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing],
+                             capture_output=True, text=True)
+        if pip.returncode != 0:
+            print(f"[self-check] pip install {' '.join(missing)} failed: {pip.stderr.strip()[-300:]}")
+            return None
+    return clone
+
+
+def self_check():
+    impl = Path.cwd() / "attention.py"
+    if not impl.is_file():
+        print("[self-check] no attention.py beside this notebook: on Colab, run the upload cell first")
+        return
+    checkout = local_checkout()
+    python = sys.executable
+    if checkout is not None:
+        venv = checkout / ".venv" / "bin" / "python"  # the Python `make test` runs
+        python = str(venv) if venv.is_file() else python
+    elif os.environ.get("LAB03_CHECKOUT"):
+        return  # local_checkout() said what is wrong with it
+    elif on_colab():  # only there is the network used
+        checkout = colab_checkout()
+        if checkout is None:
+            return  # colab_checkout() said why
+    else:
+        print("[self-check] this notebook is not in a checkout of the lab: run `make test` in your checkout, "
+              "or set LAB03_CHECKOUT to its folder")
+        return
+    graded = subprocess.run([python, "-m", "grader", "grade", "--suite", "public", "--impl", str(impl)],
+                            cwd=checkout, capture_output=True, text=True)
+    print(graded.stdout, end="")
+    if graded.returncode == 2:  # the grader's own failure, never your code's: say what it was
+        print(graded.stderr.strip()[-2000:])
+
+
+self_check()

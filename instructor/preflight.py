@@ -20,9 +20,10 @@ CONNECT_TIMEOUT = 5.0  # seconds for a scheduler to accept a connection
 PROBE_TIMEOUT = 60.0  # seconds for every worker to answer the preflight task
 STALL_MARGIN = 300.0  # seconds beyond the per-student timeout with no student graded: the batch stops
 ROSTER_COLUMNS = ("identifier", "github_username")
-# Dask's ports take unauthenticated tasks: only the namespaces level keeps students off them (each student's
-# worker has a network namespace of its own; at the uid-only level it shares the host's).
-DASK_LEVELS = ("namespaces",)
+# Dask's ports take unauthenticated tasks: only a level whose workers have a network namespace of their own
+# keeps students off them (at the uid-only level a worker shares the host's). Root gives "namespaces"; a Slurm
+# job, never root, gives "user-namespace": the same namespaces and view, the grader's uid, no cgroups.
+DASK_LEVELS = ("namespaces", "user-namespace")
 
 
 class BadInput(ValueError):
@@ -186,7 +187,9 @@ def probe(suite: str, no_sandbox: bool) -> dict[str, str]:
         require("batch on a Dask worker", no_sandbox, levels=DASK_LEVELS)
     except SandboxUnavailable:
         answer["problem"] = (f"its sandbox level is {answer['level']}, Dask hosts need {' or '.join(DASK_LEVELS)}: "
-                             "run `dask worker` as root (or pass --no-sandbox for trusted code only)")
+                             "run `dask worker` as root, or as a user who may make user namespaces "
+                             "(`unshare --user --map-root-user --net true` succeeds there), or pass --no-sandbox "
+                             "for trusted code only")
     except Exception as error:  # no tests there, a broken checkout: said in one line
         answer["problem"] = f"it cannot read the grading files ({type(error).__name__}: {error})"
     return answer

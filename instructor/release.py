@@ -20,6 +20,9 @@ MAKEFILE_CUT = "# --- instructors and CI"
 GITHUB_PLACEHOLDER = "COURSE/lab03-template"
 GITHUB_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 LINKED = ("README.md", "docs/lab.md")
+# The notebook's self-check cell clones the template on Colab (the public tests and the grader): its
+# address is filled in the same way.
+CLONED_BY = ("assignment/playground.ipynb",)
 SHIPPED = (
     "assignment/attention.py",
     "assignment/playground.ipynb",
@@ -99,8 +102,9 @@ def scan(tree: str | Path) -> list[tuple[str, str]]:
 
 
 def point_links_at(tree: str | Path, github: str) -> None:
-    """Make the Colab links of the shipped pages open OWNER/NAME's notebook."""
-    for relative in LINKED:
+    """Make the Colab links of the shipped pages open OWNER/NAME's notebook, and the notebook's self-check
+    clone OWNER/NAME."""
+    for relative in (*LINKED, *CLONED_BY):
         page = Path(tree) / relative
         page.write_text(page.read_text().replace(GITHUB_PLACEHOLDER, github))
 

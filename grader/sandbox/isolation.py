@@ -141,8 +141,16 @@ def require(command: str, allow_none: bool = False, levels: tuple[str, ...] = TR
     raise SandboxUnavailable(
         f"{command} grades other people's code, and this machine gives it only this isolation: "
         f"{DESCRIPTIONS[level()]}; it needs {' or '.join(DESCRIPTIONS[each] for each in levels)}.{exposed} "
-        "Run it as root on Linux with namespaces, or pass --no-sandbox to accept that."
+        f"{_how_to_reach(levels)}, or pass --no-sandbox to accept that."
     )
+
+
+def _how_to_reach(levels: tuple[str, ...]) -> str:
+    """Where the levels asked for are found, as the start of a sentence."""
+    if "user-namespace" in levels:  # an ordinary user gets it where the kernel allows user namespaces
+        return ("Run it on Linux as root, or as a user who may make user namespaces "
+                "(`unshare --user --map-root-user --net true` succeeds)")
+    return "Run it as root on Linux with namespaces"
 
 
 # -- starting the worker ---------------------------------------------------------------------------

@@ -79,7 +79,7 @@ def attacked_class(tmp_path_factory) -> AttackedClass:
     beside them, graded by batch with the syntax scan set aside (grader.capabilities, tested on its own in
     test_capabilities and test_attacks_on_grader_files): each attack meets the sandbox and the guard as if it
     got past the scan, so these tests hold the inner layers to account."""
-    from instructor.batch import run_batch
+    from instructor.batch import BATCH_LEVELS, run_batch
 
     if sandbox.level() == "none":
         pytest.skip("needs a sandbox (CI runs this as root, and at the user-namespace level as uid 65534)")
@@ -90,7 +90,9 @@ def attacked_class(tmp_path_factory) -> AttackedClass:
         names -= set(GUARD_AND_METERS)
     (root / "class").mkdir()
     write_class(root / "class", names)
-    accept = sandbox.level() != "namespaces"  # a weaker level, accepted explicitly, as --no-sandbox does
+    # batch takes the namespaces and user-namespace levels (make sandbox-user) as they are; a weaker one only
+    # when accepted explicitly, as --no-sandbox does
+    accept = sandbox.level() not in BATCH_LEVELS
     with pytest.MonkeyPatch.context() as patch:
         tamper_environment(patch, root)
         reports = run_batch(root / "class", suite="public", jobs=2, output=root / "grades.csv", progress=False,

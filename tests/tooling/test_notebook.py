@@ -144,3 +144,75 @@ def test_on_colab_running_the_upload_cell_again_replaces_the_attention_py_there(
 def test_off_colab_the_colab_cell_prints_nothing(on_the_reference):
     colab_cell = next(cell for cell in on_the_reference.cells if "google.colab" in cell.source)
     assert colab_cell.outputs == []
+
+
+# -- the self-check cell: the public tests, as `make test` shows them ----------------------------------
+
+def self_check_output(executed):
+    cell = executed.cells[-1]
+    assert "self_check()" in cell.source, "the self-check is the notebook's last cell"
+    assert [output for output in cell.outputs if output.output_type == "error"] == []
+    return "".join(output.get("text", "") for output in cell.outputs)
+
+
+def table(text):
+    """The summary's lines, without its first, which names the file graded (a copy, in the notebook)."""
+    return [line for line in text.splitlines() if line.strip()][1:]
+
+
+def test_the_self_check_shows_make_tests_table_for_the_file_beside_the_notebook(on_the_reference):
+    make_test = subprocess.run([sys.executable, "-m", "grader", "grade", "--suite", "public", "--impl", "solutions"],
+                               cwd=REPO, capture_output=True, text=True)
+    assert make_test.returncode == 0, make_test.stderr[-2000:]
+    shown = self_check_output(on_the_reference)
+    assert shown.startswith("Attention from Scratch: public tests on ") and "56 / 56" in shown
+    assert table(shown) == table(make_test.stdout)
+
+
+def fake_git(tmp_path):
+    """A `git` that only records that it was called: nothing here may reach for the network."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "git").write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'git-called'}\nexit 1\n")
+    (folder / "git").chmod(0o755)
+    return {"PATH": f"{folder}:{os.environ['PATH']}"}
+
+
+def test_off_colab_and_outside_a_checkout_the_self_check_says_so_in_one_line_and_uses_no_network(tmp_path):
+    executed = notebook.execute(REPO / "solutions", env={"LAB03_CHECKOUT": "", **fake_git(tmp_path)})
+    shown = self_check_output(executed).strip().splitlines()
+    assert len(shown) == 1 and "not in a checkout of the lab" in shown[0] and "LAB03_CHECKOUT" in shown[0]
+    assert not (tmp_path / "git-called").exists()
+
+
+def test_a_wrong_lab03_checkout_is_named_in_one_line(tmp_path):
+    executed = notebook.execute(REPO / "solutions", env={"LAB03_CHECKOUT": str(tmp_path)})
+    shown = self_check_output(executed).strip().splitlines()
+    assert len(shown) == 1 and f"LAB03_CHECKOUT={tmp_path} holds no grader/" in shown[0]
+
+
+def test_on_colab_the_self_check_clones_the_template_once_and_grades_the_uploaded_file(tmp_path):
+    """The released template, at a local path instead of GitHub, stands for the network; removed after the
+    first self-check, it proves that the second one reuses the clone."""
+    from instructor import release
+
+    origin = release.release(tmp_path / "template", github="cs-course/lab03-starter")
+    played = nbformat.read(origin / "assignment" / "playground.ipynb", as_version=4)
+    check = played.cells[-1]
+    check.source = check.source.replace("https://github.com/cs-course/lab03-starter.git", str(origin))
+    played.cells += [nbformat.v4.new_code_cell(f"import shutil; shutil.rmtree({str(origin)!r})"),
+                     nbformat.v4.new_code_cell(check.source)]
+    for relative, text in FAKE_COLAB.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    env = {"PYTHONPATH": str(tmp_path), "FAKE_UPLOAD": str(REPO / "solutions" / "attention.py"),
+           "LAB03_CHECKOUT": "", "HOME": str(tmp_path / "home"), "PIP_NO_INDEX": "1"}
+    executed = notebook.execute(None, env=env, notebook=played)
+    first, second = (self_check_output(nbformat.from_dict({"cells": [cell]}))
+                     for cell in (executed.cells[-3], executed.cells[-1]))
+    clone = tmp_path / "home" / ".cache" / "lab03-template"
+    assert first.startswith(f"[self-check] fetching the lab's public tests and grader from {origin}")
+    assert second.startswith(f"[self-check] reusing the lab's tests in {clone}")
+    for shown in (first, second):  # the uploaded reference, not the template's stubs
+        assert "56 / 56" in shown and "installing" not in shown, shown
+    assert not origin.exists() and (clone / "tests" / "public").is_dir()

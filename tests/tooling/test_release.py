@@ -129,6 +129,13 @@ def test_make_test_in_the_template_scores_zero_with_not_implemented_yet(template
     assert len(rows) == 8 and all("not implemented yet" in row for row in rows), result.stdout
 
 
+def test_the_notebooks_self_check_clones_the_named_repository(tmp_path):
+    tree = release.release(tmp_path / "student", git=False, github=GITHUB)
+    text = (tree / "assignment" / "playground.ipynb").read_text()
+    assert f'LAB_TEMPLATE = \\"https://github.com/{GITHUB}.git\\"' in text
+    assert release.GITHUB_PLACEHOLDER not in text
+
+
 def test_the_colab_links_open_the_named_repository(tmp_path):
     tree = release.release(tmp_path / "student", git=False, github=GITHUB)
     for page in release.LINKED:

@@ -268,14 +268,29 @@ def test_batch_on_dask_leaves_the_sandbox_check_to_the_hosts_that_grade(tmp_path
     assert on_cluster == [False]  # no_sandbox travels to the hosts, which call require() themselves
 
 
-@pytest.mark.parametrize("level", ["uid", "user-namespace", "none"])
-def test_a_dask_host_grades_only_where_students_get_a_network_namespace_and_an_own_uid(monkeypatch, level):
+@pytest.mark.parametrize("level", ["uid", "none"])
+def test_a_dask_host_grades_only_where_students_get_a_network_namespace(monkeypatch, level):
     """At the uid-only level a student shares the host's network and could hand Dask's ports a task."""
     from instructor.cluster import Job, grade_job
 
     monkeypatch.setattr(sandbox, "_LEVEL", {"level": level})
-    with pytest.raises(sandbox.SandboxUnavailable, match="it needs sandbox: own uid, PID/network"):
+    with pytest.raises(sandbox.SandboxUnavailable, match="it needs sandbox: own uid, PID/network.* or sandbox: "
+                                                         "user namespace .*as a user who may make user namespaces"):
         grade_job(Job("ada", b""), "public", 10.0)
+
+
+def test_batch_and_dask_hosts_take_the_user_namespace_level_a_slurm_job_gets(tmp_path, monkeypatch):
+    """Not root, but its own namespaces and allow-list view: no --no-sandbox needed (the class graded this way:
+    tests/tooling/test_dask_unprivileged.py; the tamper suite at this level: make sandbox-user)."""
+    from instructor.batch import BATCH_LEVELS, run_batch
+    from instructor.cluster import DASK_LEVELS
+    from instructor.preflight import probe
+
+    monkeypatch.setattr(sandbox, "_LEVEL", {"level": "user-namespace"})
+    assert run_batch(tmp_path, suite="public", output=tmp_path / "grades.csv", progress=False) == {}
+    sandbox.require("batch on a Dask worker", levels=DASK_LEVELS)
+    assert probe("public", no_sandbox=False)["problem"] == ""
+    assert set(BATCH_LEVELS) == set(DASK_LEVELS) == set(sandbox.VIEW_LEVELS)  # each has a network namespace
 
 
 def test_an_unimportable_neighbour_proves_the_folder_is_not_on_the_path(worker, tmp_path):
