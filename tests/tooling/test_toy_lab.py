@@ -83,3 +83,18 @@ def test_grader_holds_no_word_of_the_lab():
                 if re.search(rf"(?<![A-Za-z_]){re.escape(word)}(?![A-Za-z_])", line, re.IGNORECASE):
                     found.append(f"{path.relative_to(REPO)}:{number}: {word}")
     assert found == []
+
+
+def test_the_toy_lab_grades_through_the_gradescope_runner(toy_repo, tmp_path):
+    """gradescope-run from the toy checkout: /autograder/submission holds the reference, results.json has every
+    point, in Gradescope's schema."""
+    import jsonschema
+
+    (tmp_path / "submission").mkdir()
+    shutil.copy2(toy_repo / "solutions" / "vectors.py", tmp_path / "submission" / "vectors.py")
+    result = subprocess.run([sys.executable, "-m", "grader", "gradescope-run", "--root", str(tmp_path)],
+                            cwd=toy_repo, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    jsonschema.validate(results, json.loads((REPO / "tests/schemas/gradescope-results.schema.json").read_text()))
+    assert results["score"] == sum(test["max_score"] for test in results["tests"]) == 110
