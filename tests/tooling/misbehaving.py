@@ -276,12 +276,15 @@ def redteam_submission(name: str) -> str:
     return at_import(base, attack)
 
 
-def grade_submission(root: Path, name: str, source: str, suite: str = "public"):
-    """grader.grade.grade's report of root/name/attention.py holding source."""
+def grade_submission(root: Path, name: str, source: str, suite: str = "public", behind_the_scan: bool = False):
+    """grader.grade.grade's report of root/name/attention.py holding source. behind_the_scan: grade it as if the
+    syntax scan had let it through, to test the wall behind it (the scan refuses it today: say so beside)."""
     from grader.grade import grade
 
     (root / name).mkdir(parents=True, exist_ok=True)
     (root / name / "attention.py").write_text(source)
+    if behind_the_scan:
+        return grade(root / name, suite, syntax_scan=lambda source: [])
     return grade(root / name, suite)
 
 

@@ -74,13 +74,18 @@ def test_a_result_that_computes_while_it_is_sent_earns_nothing(tmp_path):
 @needs_namespaces
 def test_a_mode_left_on_torchs_stack_is_refused_in_every_call(tmp_path):
     """A mode entered at import saw the grader's own pickling of each result, outside the metered call, and
-    wrote the answers in then. A mode of the student's outside a call is refused."""
-    report = grade_submission(tmp_path, "lazy_encode", redteam_submission("lazy_encode"), "all")
+    wrote the answers in then. A mode of the student's outside a call is refused; the scan refuses the file
+    first today (torch.overrides is not one of the lab's modules), and this is the wall behind it."""
+    assert scan(redteam_submission("lazy_encode"))
+    report = grade_submission(tmp_path, "lazy_encode", redteam_submission("lazy_encode"), "all", behind_the_scan=True)
     assert report.score == 0 and report.bonus_score == 0
     assert "stays on torch's stack outside the graded call" in report.tests[0].message
 
 
 @needs_namespaces
 def test_a_mode_entered_and_left_inside_the_call_and_the_default_device_keep_full_marks(tmp_path):
-    report = grade_submission(tmp_path, "balanced_mode", redteam_submission("balanced_mode"), "all")
+    """The worker tolerates what honest use of torch's modes leaves behind (the scan refuses torch.overrides
+    today: this is the worker's side)."""
+    report = grade_submission(tmp_path, "balanced_mode", redteam_submission("balanced_mode"), "all",
+                              behind_the_scan=True)
     assert report.score == 100 and report.bonus_score == 20 and not report.flags
