@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader.lab import LAB
+from grader.paths import IMPL_NAME
 from grader.report import FlagKind, Report
 from grader.tasks import TASKS
 from instructor import csvsafe
@@ -205,7 +207,11 @@ STYLE = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0
          "td.n{text-align:right}img{max-width:100%}")
 
 
-def _table(header: tuple[str, ...], rows: list[tuple]) -> str:
+def _table(header: tuple[str, ...], rows: list[tuple], empty: str = "None.") -> str:
+    """rows as a table; a sentence where there are none (an empty table reads as a page that failed)."""
+    if not rows:
+        return f"<p>{html.escape(empty)}</p>"
+
     def cell(value: object) -> str:
         kind = ' class="n"' if isinstance(value, (int, float)) else ""
         return f"<td{kind}>{html.escape(str(value))}</td>"
@@ -215,14 +221,14 @@ def _table(header: tuple[str, ...], rows: list[tuple]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def render_html(summary: ClassSummary, title: str = "Lab 03 class report") -> str:
+def render_html(summary: ClassSummary, title: str = f"{LAB.name} class report") -> str:
     """One self-contained page: no script, nothing fetched, every text escaped (a cause quotes a student's code)."""
     def share(count: int) -> str:
         return f"{100 * count / summary.graded:.0f}%" if summary.graded else "-"
 
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
-             f"<p>{summary.students} students: {summary.graded} graded, {summary.missing} missing (no attention.py), "
+             f"<p>{summary.students} students: {summary.graded} graded, {summary.missing} missing (no {IMPL_NAME}), "
              f"{summary.not_graded} not graded (grader error).</p>"]
     if summary.totals:
         parts.append(f"<p>Total of the graded: mean {statistics.fmean(summary.totals):.1f}, median "
@@ -233,11 +239,12 @@ def render_html(summary: ClassSummary, title: str = "Lab 03 class report") -> st
         [(t.id, t.title, f"{t.mean:.2f}", f"{t.max_score:g}", f"{100 * t.pass_rate:.0f}%") for t in summary.tasks]))
     parts.append(f"<h2>Tests most failed (top {TOP})</h2>" + _table(
         ("test", "task", "students", "share"),
-        [(t.name, t.task, t.students, share(t.students)) for t in summary.failed_tests]))
+        [(t.name, t.task, t.students, share(t.students)) for t in summary.failed_tests], "No test failed."))
     parts.append(f"<h2>Most frequent likely causes (top {TOP})</h2><p>The \"Likely cause\" lines of the failures, "
                  "numbers written as N; each student counted once per cause.</p>" + _table(
                      ("cause", "task", "students", "share"),
-                     [(c.name, c.task, c.students, share(c.students)) for c in summary.causes]))
+                     [(c.name, c.task, c.students, share(c.students)) for c in summary.causes],
+                     "No failure of the graded named a likely cause."))
     parts.append("</body></html>\n")
     return "".join(parts)
 
