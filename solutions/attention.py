@@ -105,8 +105,6 @@ def attention_weights(scores, mask=None):
         return torch.softmax(scores, dim=-1)  # (..., Tq, 0): no keys, nothing to block
     row_max = scores.amax(dim=-1, keepdim=True)  # (..., Tq, 1)
     blocked_rows = torch.isneginf(row_max)  # (..., Tq, 1), True where every key is blocked
-    if not blocked_rows.any():
-        return torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
     scores = scores.masked_fill(blocked_rows, 0.0)  # (..., Tq, Tk), finite: softmax gives no NaN
     weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
     return weights.masked_fill(blocked_rows, 0.0)
@@ -143,8 +141,12 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     if is_causal:
         q_len, k_len = scores.shape[-2:]
         allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)
-        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours
-    weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+        causal_bias = scores.new_zeros(q_len, k_len).masked_fill(~allowed, float("-inf"))  # (Tq, Tk): 0 or -inf
+        scores.add_(causal_bias)  # (..., Tq, Tk), in place on our own scores: an add is vectorised, masked_fill_ not
+    if mask is None:  # every query sees key 0 (is_causal hides keys j > i only): no row is fully blocked
+        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
+    else:
+        weights = attention_weights(scores, mask)  # (..., Tq, Tk)
     output = weights @ v  # (..., Tq, dv)
     return output, weights
     # END SOLUTION

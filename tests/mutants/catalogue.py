@@ -38,27 +38,29 @@ SCALE_Q = "    q = q * scale  # (..., Tq, d)\n"
 DEFAULT_SCALE = "        scale = 1.0 / math.sqrt(max(q.size(-1), 1))  # d = 0: every score is an empty sum, 0\n" + SCALE_Q
 BOOL_FILL = '            scores = torch.where(mask, scores, float("-inf"))  # (..., Tq, Tk)'
 FLOAT_ADD = "            scores = scores + mask  # (..., Tq, Tk)"
-# With its guard: the same return also ends the no-keys case above it.
-FAST_GUARD = "    if not blocked_rows.any():\n"
-FAST_SOFTMAX = FAST_GUARD + "        return torch.softmax(scores, dim=-1)  # (..., Tq, Tk)"
 SOFTMAX = "    weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)"
 SOFTMAX_TAIL = '''\
     row_max = scores.amax(dim=-1, keepdim=True)  # (..., Tq, 1)
     blocked_rows = torch.isneginf(row_max)  # (..., Tq, 1), True where every key is blocked
-''' + FAST_SOFTMAX + '''
     scores = scores.masked_fill(blocked_rows, 0.0)  # (..., Tq, Tk), finite: softmax gives no NaN
 ''' + SOFTMAX + '''
     return weights.masked_fill(blocked_rows, 0.0)
+'''
+CAUSAL_FILL = '''\
+        causal_bias = scores.new_zeros(q_len, k_len).masked_fill(~allowed, float("-inf"))  # (Tq, Tk): 0 or -inf
+        scores.add_(causal_bias)  # (..., Tq, Tk), in place on our own scores: an add is vectorised, masked_fill_ not
 '''
 CAUSAL_BLOCK = '''\
     if is_causal:
         q_len, k_len = scores.shape[-2:]
         allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)
-        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours
-'''
+''' + CAUSAL_FILL
 CAUSAL_ALLOWED = "        allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)"
 SDPA_TAIL = '''\
-    weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+    if mask is None:  # every query sees key 0 (is_causal hides keys j > i only): no row is fully blocked
+        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
+    else:
+        weights = attention_weights(scores, mask)  # (..., Tq, Tk)
     output = weights @ v  # (..., Tq, dv)
     return output, weights
 '''
@@ -182,7 +184,6 @@ CATALOGUE = (
     mutant(
         "softmax_wrong_dim", "softmax_weights", True,
         "The softmax runs over the queries (dim=-2) instead of the keys (dim=-1).",
-        (FAST_SOFTMAX, FAST_SOFTMAX.replace("dim=-1", "dim=-2")),
         (SOFTMAX, SOFTMAX.replace("dim=-1", "dim=-2")),
         cause="wrong dim",
     ),
@@ -195,8 +196,6 @@ CATALOGUE = (
          "    if mask is not None and mask.dtype == torch.bool:\n"
          "        weights = weights.masked_fill(~mask, 0.0)\n"
          "    return weights\n"),
-        (FAST_SOFTMAX, FAST_GUARD + "        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)\n"
-                       "        return weights if mask is None or mask.dtype != torch.bool else weights.masked_fill(~mask, 0.0)"),
         cause="applied after the softmax",
     ),
     mutant(
@@ -257,7 +256,6 @@ CATALOGUE = (
     mutant(
         "softmax_in_float32", "softmax_weights", True,
         "The softmax is computed in float32 and cast back, so float64 weights lose their precision.",
-        (FAST_SOFTMAX, FAST_GUARD + "        return torch.softmax(scores.float(), dim=-1).to(scores.dtype)  # (..., Tq, Tk)"),
         (SOFTMAX, "    weights = torch.softmax(scores.float(), dim=-1).to(scores.dtype)  # (..., Tq, Tk)"),
         cause="float32 precision only",
     ),
@@ -265,15 +263,15 @@ CATALOGUE = (
         "numpy_softmax", "softmax_weights", True,
         "The softmax is computed with NumPy (the grader refuses the round trip, naming it).",
         ("import math\n", "import math\n\nimport numpy as np\n"),
-        (FAST_SOFTMAX, FAST_GUARD + '''\
-        array = scores.detach().numpy()  # (..., Tq, Tk)
-        exp = np.exp(array - array.max(axis=-1, keepdims=True))
-        return torch.from_numpy(exp / exp.sum(axis=-1, keepdims=True))'''),
+        (SOFTMAX, '''\
+    array = scores.detach().numpy()  # (..., Tq, Tk)
+    exp = np.exp(array - array.max(axis=-1, keepdims=True))
+    weights = torch.from_numpy(exp / exp.sum(axis=-1, keepdims=True))'''),
     ),
     mutant(
         "softmax_of_detached_scores", "softmax_weights", True,
         "The softmax runs on scores.detach(): the values are right, but no gradient reaches the scores.",
-        (FAST_SOFTMAX, FAST_GUARD + "        return torch.softmax(scores.detach(), dim=-1)  # (..., Tq, Tk)"),
+        (SOFTMAX, "    weights = torch.softmax(scores.detach(), dim=-1)  # (..., Tq, Tk)"),
         cause="cut off from autograd",
     ),
     # -- sdpa -----------------------------------------------------------------------------------
@@ -299,8 +297,8 @@ CATALOGUE = (
     mutant(
         "mask_ignored_when_causal", "sdpa", True,
         "With is_causal=True the causal mask replaces the caller's mask instead of being combined with it.",
-        ('        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours',
-         "        mask = allowed  # overwrites the caller's mask"),
+        (CAUSAL_FILL,
+         "        mask = allowed  # overwrites the caller's mask\n"),
         cause="mask was ignored when is_causal=True",
     ),
     mutant(
@@ -338,8 +336,8 @@ CATALOGUE = (
     mutant(
         "causal_and_float_mask", "sdpa", True,
         "is_causal is combined with the mask by `mask & causal`, which raises for a float mask.",
-        ('        scores.masked_fill_(~allowed, float("-inf"))  # (..., Tq, Tk), in place: a new tensor of ours',
-         "        mask = allowed if mask is None else mask & allowed"),
+        (CAUSAL_FILL,
+         "        mask = allowed if mask is None else mask & allowed\n"),
         cause="`&` was applied to a floating tensor",
     ),
     mutant(

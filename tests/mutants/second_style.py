@@ -34,7 +34,10 @@ MASK_BODY = '''\
             scores = scores + mask  # (..., Tq, Tk)
 '''
 SDPA_TAIL = '''\
-    weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+    if mask is None:  # every query sees key 0 (is_causal hides keys j > i only): no row is fully blocked
+        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
+    else:
+        weights = attention_weights(scores, mask)  # (..., Tq, Tk)
     output = weights @ v  # (..., Tq, dv)
     return output, weights
 '''
