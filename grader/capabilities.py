@@ -63,6 +63,9 @@ class Policy:
     restricted: dict[str, frozenset[str]]
     print_streams: dict[str, frozenset[str]]
     max_bytes: int
+    torch_private: frozenset[str]
+    reviewed_private: frozenset[str]
+    string_imports: frozenset[str]
 
 
 @lru_cache(maxsize=8)
@@ -84,6 +87,9 @@ def policy_of(lab: Lab = LAB) -> Policy:
         print_streams={module: frozenset(listed) for module, listed in data["print_streams"].items()
                        if module != "about"},
         max_bytes=int(data["syntax"]["max_bytes"]),
+        torch_private=frozenset(names["torch_private"]),
+        reviewed_private=frozenset(data["private_names"]["reviewed"]),
+        string_imports=frozenset(data["string_imports"]["methods"]),
     )
 
 
@@ -177,6 +183,13 @@ def _called_name(call: ast.Call) -> str | None:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
+def _dotted(node: ast.expr) -> bool:
+    """A name or an attribute chain of names (torch.float64): no string, no call."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
 def _literal_loops(nodes: list[ast.AST]) -> dict[str, set[str]]:
     """Names bound only as the variable of a loop over literal strings (for name in ("w_q", "w_k")), with
     those strings: getattr(self, name) then reads only them."""
@@ -253,6 +266,10 @@ class _Check:
                 self.add(node, f"{shown} (a dunder that reaches Python's internals)")
         elif name in self.policy.reserved:
             self.add(node, f"{shown} (reserved: {_why_reserved(name, self.policy)})")
+        elif name.startswith("_") and name not in self.policy.reviewed_private and (
+                name not in self.own or name in self.policy.torch_private):
+            why = "a private name of torch's" if name in self.policy.torch_private else "not defined by " + IMPL_NAME
+            self.add(node, f"{shown} ({why}: a private name is the file's own only where it defines it)")
 
     def visit(self, node: ast.AST) -> None:
         kind = type(node).__name__
@@ -286,6 +303,10 @@ class _Check:
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in self.policy.string_imports and (
+                node.keywords or len(node.args) > 1 or (node.args and not _dotted(node.args[0]))):
+            self.add(node, f".{func.attr}() with an argument other than a dotted name such as torch.float64 "
+                           "(given a string, it imports a module by name)")
         if isinstance(func, ast.Name) and func.id in self.policy.name_calls:
             name = node.args[1] if len(node.args) > 1 else None
             if isinstance(name, ast.Constant) and isinstance(name.value, str) and not node.keywords:

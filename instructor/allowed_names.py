@@ -165,7 +165,27 @@ def generate(policy: dict[str, Any]) -> dict[str, Any]:
     reserved = refused | kernels | unsafe
     imports = {name: sorted(_importable(module, reserved, reached)) for name, module in modules.items()}
     return {"torch": torch.__version__, "allowed": sorted(allowed - reserved), "reserved": sorted(reserved),
-            "imports": imports, "restricted": restricted_names(policy)}
+            "imports": imports, "restricted": restricted_names(policy), "torch_private": sorted(_torch_private())}
+
+
+def _torch_private() -> set[str]:
+    """Every private name torch binds: in any of its loaded modules, and in any class it defines."""
+    import torch
+
+    names: set[str] = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for module_name, module in list(sys.modules.items()):
+            if module is None or module_name.split(".")[0] != "torch":
+                continue
+            for name, value in list(vars(module).items()):
+                if _is_private(name):
+                    names.add(name)
+                if isinstance(value, type) and _origin(value).split(".")[0] == "torch":
+                    names |= {attribute for attribute, _ in _own(value) if _is_private(attribute)}
+    for cls in (torch.Tensor, torch.nn.Module):  # what they inherit from torch._C
+        names |= {name for name in dir(cls) if _is_private(name)}
+    return names
 
 
 def _importable(module: types.ModuleType, refused: set[str], reached: dict[str, types.ModuleType]) -> set[str]:
@@ -195,7 +215,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    names = write(args.out, HANDOUT)
+    names = write(args.out, HANDOUT if args.out == NAMES_FILE else None)
     print(f"{args.out}: {len(names['allowed'])} allowed attribute names, {len(names['reserved'])} reserved "
           f"(torch {names['torch']})")
     return 0
@@ -238,7 +258,9 @@ def handout_table(policy: dict[str, Any]) -> str:
          "`F.multi_head_attention_forward`, ...); routes below torch's public API "
          f"({_code(refused['torch_routes'][:8])}, private state and C functions such as `torch._C`); "
          f"loading code or files ({_code(refused['loaders'][:4])}); the interpreter's internals "
-         f"({_code(refused['interpreter'][:4])}, frames); any other dunder"),
+         f"({_code(refused['interpreter'][:4])}, frames); any other dunder; a private name (`_x`) that "
+         "attention.py does not define, or that torch defines too (`torch._import_dotted_name`); "
+         "`.type()` given a string"),
     ]
     lines = [BEGIN, "", "| | you may use | refused before your code runs |", "|---|---|---|"]
     lines += [f"| {what} | {allowed} | {refused_text} |" for what, allowed, refused_text in rows]

@@ -3,6 +3,8 @@ is never refused; what reaches the grader's code, torch's attention or files is 
 that cannot be read is the student's, with what to change; the scan never raises."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,7 +145,8 @@ def test_each_attack_that_passed_an_earlier_scan_is_refused(path):
     """Each reached sys, a frame, __globals__, exec, a file or torch's attention past the scan of its day: a
     coding line, __match_args__ or a metaclass built at run time, a loop variable rebound by a match
     capture, update_wrapper or singledispatch turning names into attributes or code, sys.stderr's FileIO,
-    warnings' linecache."""
+    warnings' linecache; torch's private functions that import by name or unpickle (_import_dotted_name,
+    storage._load_from_bytes), Storage.type('module'), the nested-tensor masked softmax."""
     assert scan(path.read_bytes())
 
 
@@ -161,6 +164,9 @@ def test_a_coding_line_other_than_utf8_and_an_oversized_file_are_not_read(source
     "class C:\n    __match_args__ = ('x',)\n", "match x:\n    case int(y):\n        pass\n",
     "for name in ('w_q',):\n    match q:\n        case name:\n            pass\n    getattr(self, name)\n",
     "import sys\ns = sys.stderr\n", "import functools\nw = functools.wraps\n",
+    "import torch\nf = torch._import_dotted_name\n", "class C:\n    def __init__(self):\n        self._utils = 1\n"
+    "import torch\nx = torch._utils\n", "import torch\nx = torch.zeros(1).type('torch.DoubleTensor')\n",
+    "def f(x):\n    return x._private_thing\n",
 ])
 def test_what_builds_classes_or_names_at_run_time_is_refused(source):
     assert refused(source)
@@ -171,6 +177,10 @@ def test_what_builds_classes_or_names_at_run_time_is_refused(source):
     "class C:\n    def __repr__(self):\n        return 'C'\n    def __call__(self):\n        return 1\n",
     "import copy\nd = {}\ne = d.copy()\nf = copy.deepcopy(d)\n", "import torch\nparts = torch.zeros(4).split(2)\n",
     "from dataclasses import dataclass, field\nfrom typing import Optional, cast\n",
+    "class KVCache:\n    def __init__(self):\n        self._keys, self._values, self._length = None, None, 0\n"
+    "    def size(self):\n        return self._length\n",
+    "import torch\ndef f(x):\n    return x.type(torch.float64), x.type(), x.device.type\n",
+    "from collections import namedtuple\nP = namedtuple('P', 'a b')\nd = P(1, 2)._asdict()\n",
 ])
 def test_what_honest_code_writes_near_those_lines_is_not_refused(source):
     assert scan(source) == []
@@ -217,9 +227,13 @@ def test_the_scan_never_raises_on_generated_programs():
 
 # --- the description is data, regenerated from torch ----------------------------------------------------
 
-def test_the_names_file_is_what_the_installed_torch_gives():
-    """A new torch changes the names: regenerate (python -m instructor allowed-names) and review the diff."""
-    assert allowed_names.generate(LAB.policy) == json.loads((LAB.folder / "allowed-names.json").read_text())
+def test_the_names_file_is_what_the_installed_torch_gives(tmp_path):
+    """A new torch changes the names: regenerate (python -m instructor allowed-names) and review the diff. In a
+    fresh process, as the command runs: what torch has loaded decides what is reachable."""
+    out = tmp_path / "names.json"
+    subprocess.run([sys.executable, "-m", "instructor", "allowed-names", "--out", str(out)], cwd=REPO, check=True,
+                   capture_output=True, timeout=300)
+    assert json.loads(out.read_text()) == json.loads((LAB.folder / "allowed-names.json").read_text())
 
 
 def test_the_handouts_table_is_generated_from_the_same_description():
