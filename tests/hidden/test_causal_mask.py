@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import call, check_tensor, expect_raises, fail
 from tests.support.mistakes import check_causal_mask
 

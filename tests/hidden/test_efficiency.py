@@ -4,6 +4,7 @@ MultiHeadAttention's masked cross-attention. Each counted call must also return 
 import pytest
 
 from tests.support import inputs, oracle
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.efficiency import VALUES_FIRST, assert_no_loops, counted, mha_count, sdpa_count, shape_text
 from tests.support.feedback import assert_close
 

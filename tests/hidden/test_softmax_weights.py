@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import assert_close, assert_unchanged, call, call_measured, expect_raises, gradients
 from tests.support.mistakes import blocked_row_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
 

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.efficiency import assert_no_loops, counted, shape_text
 from tests.support.feedback import assert_close, fail
 from tests.support.tiled import HINT, OUT_DIMS, multiply_adds_without_and_with_causal, run

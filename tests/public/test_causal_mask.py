@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import call
 from tests.support.mistakes import check_causal_mask
 

@@ -3,6 +3,7 @@ and in MultiHeadAttention.forward. Each counted call must also return torch's re
 
 import pytest
 
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.efficiency import assert_no_loops, mha_count, sdpa_count, shape_text
 
 pytestmark = pytest.mark.task("efficiency")
