@@ -202,16 +202,5 @@ def test_sdpa_over_a_seeded_sweep_of_shapes_masks_and_dtypes(submission):
     Tq = 1, Tq != Tk, sizes that are not powers of two, bool and float masks of every broadcast shape ([Tk],
     [Tq, Tk], [B, 1, 1, Tk], [B, 1, Tq, Tk], [1, H, Tq, Tk], [B, H, Tq, Tk]) by position and by keyword,
     is_causal, rows with no allowed key, float32 and float64."""
-    cases = sweep.configs(seed=3, count=16)
-
-    def check(case):
-        q, k, v, mask = case.tensors(salt=38)
-        label = f"scaled_dot_product_attention(q, k, v{', mask' if mask is not None else ''}, is_causal={case.is_causal})"
-        if mask is not None and case.positional:
-            result = call(submission.scaled_dot_product_attention, label, q, k, v, mask, case.is_causal)
-        else:
-            result = call(submission.scaled_dot_product_attention, label, q, k, v, mask=mask, is_causal=case.is_causal)
-        compare_pair(unpack_pair(result, label), oracle.sdpa(q, k, v, mask=case.for_oracle(mask), is_causal=case.is_causal),
-                     label)
-
-    sweep.run_all("scaled_dot_product_attention over the sweep", cases, check)
+    sweep.run_all("scaled_dot_product_attention over the sweep", sweep.configs(seed=3, count=16),
+                  lambda case: sweep.check_sdpa(submission, case, salt=38))

@@ -33,8 +33,8 @@ class Config:
     is_causal: bool
     blocked_row: bool  # one query row with no allowed key
 
-    def words(self):
-        """The configuration in words, for a failure message."""
+    def words(self, causal=True):
+        """The configuration in words, for a failure message (causal: whether is_causal is part of it)."""
         dims = (f"B={self.batch}{' (batch 1)' if self.batch == 1 else ''}, H={self.heads}"
                 f"{' (one head)' if self.heads == 1 else ''}, Tq={self.q_len}, Tk={self.k_len}, d={self.d}, "
                 f"dv={self.dv}, {str(self.dtype).replace('torch.', '')}")
@@ -44,7 +44,7 @@ class Config:
             mask = (f"a {self.mask} mask of shape [{', '.join(self.mask_shape.split())}] passed "
                     f"{'by position' if self.positional else 'by keyword'}"
                     + (", with a query row whose keys are all blocked" if self.blocked_row else ""))
-        return f"{dims}, {mask}, is_causal={self.is_causal}"
+        return f"{dims}, {mask}" + (f", is_causal={self.is_causal}" if causal else "")
 
     def for_oracle(self, mask):
         """The mask as torch's SDPA takes it: at least [Tq, Tk] (it refuses a 1-D float mask)."""
@@ -91,7 +91,7 @@ def configs(seed, count):
             for bh, lengths, dims, dtype, mask, shape, positional, causal, blocked in chosen]
 
 
-def run_all(name, cases, check):
+def run_all(name, cases, check, causal=True):
     """check(case) for each case in turn; the first failure names its configuration (case.words()) in words."""
     import pytest
 
@@ -101,4 +101,36 @@ def run_all(name, cases, check):
         try:
             check(case)
         except pytest.fail.Exception as failure:
-            fail(f"{name}, configuration {number} of {len(cases)} ({case.words()}):\n{failure.msg}")
+            fail(f"{name}, configuration {number} of {len(cases)} ({case.words(causal)}):\n{failure.msg}")
+
+
+def check_sdpa(submission, case, salt):
+    """scaled_dot_product_attention on one configuration, against torch's."""
+    from tests.support import oracle
+    from tests.support.feedback import call, compare_pair, unpack_pair
+
+    q, k, v, mask = case.tensors(salt=salt)
+    label = f"scaled_dot_product_attention(q, k, v{', mask' if mask is not None else ''}, is_causal={case.is_causal})"
+    if mask is not None and case.positional:
+        result = call(submission.scaled_dot_product_attention, label, q, k, v, mask, case.is_causal)
+    else:
+        result = call(submission.scaled_dot_product_attention, label, q, k, v, mask=mask, is_causal=case.is_causal)
+    compare_pair(unpack_pair(result, label), oracle.sdpa(q, k, v, mask=case.for_oracle(mask), is_causal=case.is_causal),
+                 label)
+
+
+def check_weights(submission, case, salt):
+    """attention_weights(scores [B, H, Tq, Tk], mask) on one configuration, against torch's."""
+    from tests.support import oracle
+    from tests.support.feedback import assert_close, call
+
+    q, _, _, mask = case.tensors(salt=salt)
+    scores = inputs.randn(case.batch, case.heads, case.q_len, case.k_len, dtype=case.dtype, salt=salt + 3) * 3
+    label = f"attention_weights(scores{', mask' if mask is not None else ''})"
+    if mask is None:
+        got = call(submission.attention_weights, label, scores)
+    elif case.positional:
+        got = call(submission.attention_weights, label, scores, mask)
+    else:
+        got = call(submission.attention_weights, label, scores, mask=mask)
+    assert_close(got, oracle.softmax_weights(scores, case.for_oracle(mask)), label, ("b", "h", "i", "j"))
