@@ -49,7 +49,8 @@ def test_sdpa_with_bool_and_padding_masks_matches_torch(submission):
 
 @pytest.mark.points(1)
 def test_sdpa_adds_a_float_mask_to_the_scores(submission):
-    """A floating mask is added to the scaled scores, as in torch's SDPA."""
+    """A floating mask is added to the scaled scores, as in torch's SDPA; ScaledDotProductAttention takes it by
+    position (its fourth argument) and is not causal by default."""
     q, k, v = inputs.qkv(lead=(3, 2), q_len=6, k_len=4, d=8, salt=132)
     mask = inputs.additive_mask(inputs.random_bool_mask(3, 2, 6, 4, salt=133), salt=134)
     label = "scaled_dot_product_attention(q, k, v, mask=float_mask)"
@@ -57,6 +58,13 @@ def test_sdpa_adds_a_float_mask_to_the_scores(submission):
     compare_pair(got, oracle.sdpa(q, k, v, mask=mask), label,
                  sdpa_mistakes(q, k, v, mask),
                  hint="a float mask is ADDED to the scaled scores")
+    module = submission.ScaledDotProductAttention()
+    for label, args, expected in (("ScaledDotProductAttention()(q, k, v, float_mask) (the mask by position)",
+                                   (q, k, v, mask), oracle.sdpa(q, k, v, mask=mask)),
+                                  ("ScaledDotProductAttention()(q, k, v) (not causal by default)", (q, k, v),
+                                   oracle.sdpa(q, k, v))):
+        got = unpack_pair(call(module, label, *args), label)
+        compare_pair(got, expected, label, hint="forward(self, query, key, value, mask=None, is_causal=False)")
 
 
 @pytest.mark.points(1)

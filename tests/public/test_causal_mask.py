@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tests.support.depends import builds_on  # noqa: F401  (autouse)
-from tests.support.feedback import call, check_tensor, fail
+from tests.support.feedback import call, check_tensor, expect_raises, fail
 from tests.support.mistakes import check_causal_mask
 
 pytestmark = pytest.mark.task("causal_mask")
@@ -19,9 +19,13 @@ def test_causal_mask_is_the_bool_lower_triangle(submission):
 
 @pytest.mark.points(1)
 def test_causal_mask_of_other_lengths(submission):
-    """causal_mask(T) is the bool [T, T] lower triangle for T = 1, 2 and 3 as well."""
+    """causal_mask(T) is the bool [T, T] lower triangle for T = 1, 2 and 3 as well, and causal_mask(True) raises
+    ValueError (the handout's bad input: call the given _check_seq_len)."""
     for seq_len in (1, 2, 3):
         check_causal_mask(call(submission.causal_mask, f"causal_mask({seq_len})", seq_len), seq_len)
+    expect_raises(lambda: submission.causal_mask(True), ValueError, "causal_mask(True)",
+                  "True is not a length: a bool is not a count of positions", "call the given _check_seq_len(seq_len) "
+                  "first.")
 
 
 @pytest.mark.points(1)
