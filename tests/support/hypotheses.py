@@ -208,6 +208,22 @@ def scores_over_sqrt_tq(q, k, scale=None):
     return _scaled(q, k, q.size(-2) ** -0.5) if scale is None and q.size(-2) != q.size(-1) else None
 
 
+def _over_sqrt_leading_dim(q, k, scale, dim):
+    if scale is not None or q.dim() < 3 or dim >= q.dim() - 2 or q.size(dim) in (q.size(-1), q.size(-2), 1):
+        return None
+    return _scaled(q, k, q.size(dim) ** -0.5)
+
+
+@variant("scores", "d was read from dim 0 (q.size(0), the batch), not the last dim: d = q.size(-1)")
+def scores_over_sqrt_dim_0(q, k, scale=None):
+    return _over_sqrt_leading_dim(q, k, scale, 0)
+
+
+@variant("scores", "d was read from dim 1 (q.size(1), the heads of a 4-D q), not the last dim: d = q.size(-1)")
+def scores_over_sqrt_dim_1(q, k, scale=None):
+    return _over_sqrt_leading_dim(q, k, scale, 1)
+
+
 @variant("scores", "the scale uses an integer square root (math.isqrt(d), int(math.sqrt(d)) or d ** 0.5 // 1): "
                    "1/sqrt(d) is a float, math.sqrt(d)")
 def scores_over_isqrt_d(q, k, scale=None):
