@@ -12,5 +12,5 @@ def attention_weights(scores, mask=None):
     safe = scores.masked_fill(blocked.unsqueeze(-1), 0.0)
     weights = torch.softmax(safe, dim=-1)
     for index in blocked.nonzero().tolist():
-        weights = weights.index_put(tuple(torch.tensor([i]) for i in index), torch.zeros(()))
+        weights = weights.index_put(tuple(torch.tensor([i]) for i in index), weights.new_zeros(()))
     return weights
