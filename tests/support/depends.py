@@ -51,8 +51,10 @@ def submission_file():
 
 def first_fix(message):
     """message, or "fails because `f` does: fix that first" when a function the running test builds on is wrong."""
+    if message.startswith(FIRST_FIX):
+        return message.split("\nLikely cause:")[0]  # a caller's cause for a failure that is not its own
     upstream = _current.get("upstream")
-    if not upstream or message.startswith(FIRST_FIX) or _current.get("checking"):
+    if not upstream or _current.get("checking"):
         return message
     culprit = _first_broken(_current["submission"], upstream)
     if culprit is None:
