@@ -36,14 +36,17 @@ def test_causal_mask_longer_than_1024(submission):
 
 @pytest.mark.points(1)
 def test_causal_mask_on_the_meta_device(submission):
-    """causal_mask(6, device='meta') is a bool [6, 6] tensor on the meta device: every tensor it builds is built on
-    `device` (a meta tensor has no values; mixing it with one built on the CPU fails or lands on the CPU)."""
+    """causal_mask(6, device='cpu') is the lower triangle, and causal_mask(6, device='meta') a bool [6, 6] tensor on
+    the meta device: every tensor it builds is built on `device` (a meta tensor has no values; mixing it with one
+    built on the CPU fails or lands on the CPU)."""
+    check_causal_mask(call(submission.causal_mask, "causal_mask(6, device='cpu')", 6, device="cpu"), 6)
     label = "causal_mask(6, device='meta')"
     got = call(submission.causal_mask, label, 6, device="meta")
     check_tensor(got, label, shape=(6, 6), layout="[T, T]")
     if got.device.type != "meta":
         fail(f"{label} returned a tensor on {got.device}, expected the 'meta' device.\n"
-             "Hint: pass device=device to every tensor factory (torch.ones(..., device=device), "
+             "Likely cause: the device argument is not used: the mask was built on the default device (the CPU); "
+             "pass device=device to every tensor factory (torch.ones(..., device=device), "
              "torch.arange(..., device=device)).")
     if got.dtype != torch.bool:
         fail(f"{label} has dtype {got.dtype}, expected torch.bool.")

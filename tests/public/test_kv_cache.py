@@ -104,8 +104,9 @@ def test_append_returns_views_and_two_caches_keep_two_sequences_apart(submission
     if measured.largest_bytes >= stored / 2:
         fail(f"cache.append(k, v) of one position after {prefix} created a {measured.largest_bytes / KIB:.1f} KiB "
              f"tensor; the stored keys [{batch}, {n_heads}, {prefix + 1}, {d_head}] are {stored / KIB:.1f} KiB.\n"
-             "Hint: return views of the buffers, self.keys[:, :, :length] (no .clone(), torch.cat or .contiguous()): "
-             "a copy of the whole prefix at every step is what the cache is there to avoid.")
+             "Likely cause: append copies the stored positions (a .clone(), torch.cat or .contiguous() of the "
+             "buffers): return views of the buffers, self.keys[:, :, :length]; a copy of the whole prefix at every "
+             "step is what the cache is there to avoid.")
     module, params = mha.build(submission, 12, 3, seed=52)
     xs = {"a": inputs.randn(1, 3, 12, salt=510), "b": inputs.randn(1, 3, 12, salt=511)}
     caches = {name: new_cache(submission, 1, 3, 3, 4) for name in xs}
