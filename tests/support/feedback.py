@@ -180,7 +180,7 @@ def nan_hint(nan, blocked):
     if blocked is None:
         return f"{NAN_CAUSES}: check each step before and in the softmax."
     in_blocked = nan & blocked.expand_as(nan)
-    if bool(in_blocked.all()):
+    if bool((in_blocked == nan).all()):  # every NaN lies in a fully blocked row
         return "a row whose keys are all blocked must give zeros, not softmax(-inf, ..., -inf) = NaN."
     return (f"this row has allowed keys, so the NaN does not come from a fully blocked row: {NAN_CAUSES}, e.g. a "
             "mask multiplied into the scores (0 * -inf) or exp() of a large score in a softmax written by hand "
