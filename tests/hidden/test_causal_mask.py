@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import call, check_tensor, expect_raises, fail
 from tests.support.mistakes import check_causal_mask
 
@@ -33,9 +34,9 @@ def test_causal_mask_is_created_on_the_requested_device(submission):
 
 
 @pytest.mark.points(1)
-def test_causal_mask_is_exact_at_length_512(submission):
-    """causal_mask(512) is exactly the 512 x 512 bool lower triangle."""
-    check_causal_mask(call(submission.causal_mask, "causal_mask(512)", 512), 512)
+def test_causal_mask_is_exact_at_length_2050(submission):
+    """causal_mask(2050) is exactly the 2050 x 2050 bool lower triangle (longer than 1024: no fixed buffer)."""
+    check_causal_mask(call(submission.causal_mask, "causal_mask(2050)", 2050), 2050)
 
 
 @pytest.mark.points(1)

@@ -4,6 +4,7 @@ messages, valid head counts, and DimensionMismatchError being a ValueError."""
 import pytest
 
 from tests.support import inputs
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.divisibility import (
     MHA_CHECK,
     SPLIT_CHECK,

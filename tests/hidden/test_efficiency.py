@@ -4,6 +4,7 @@ MultiHeadAttention's masked cross-attention. Each counted call must also return 
 import pytest
 
 from tests.support import inputs, oracle
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.efficiency import VALUES_FIRST, assert_no_loops, counted, mha_count, sdpa_count, shape_text
 from tests.support.feedback import assert_close
 
@@ -14,8 +15,12 @@ GROWN = (("the batch", (5, 3, 6, 8)), ("the heads", (2, 12, 6, 8)), ("the positi
 
 
 def bool_mask(shape):
+    """A random [B, H, T, T] bool mask whose every third query row is fully blocked: the number of such rows grows
+    with T, so a loop over them shows in the count."""
     batch, heads, length, _ = shape
-    return inputs.random_bool_mask(batch, heads, length, length, salt=length + heads)
+    mask = inputs.random_bool_mask(batch, heads, length, length, salt=length + heads)
+    mask[..., 2::3, :] = False
+    return mask
 
 
 def sdpa_counts(submission, salt, make_mask):

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from tests.support import inputs, mha, oracle
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import assert_close, call, fail
 from tests.support.kv_cache import CACHE_DIMS, DECODE_HINT, OUT_DIMS, decode, decode_mistakes, decode_step, new_cache
 

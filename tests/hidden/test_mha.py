@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from tests.support import inputs, mha, oracle
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import assert_close
 from tests.support.mha import classic_mistakes
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import assert_close, assert_unchanged, call, expect_raises, fail
 from tests.support.mistakes import explicit_scale_mistakes, scale_mistakes
 

@@ -6,7 +6,8 @@ import math
 import pytest
 import torch
 
-from tests.support import inputs, oracle
+from tests.support import inputs, oracle, sweep
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import (
     assert_close,
     assert_unchanged,
@@ -32,7 +33,8 @@ def scores_of(q, k):
 
 @pytest.mark.points(1)
 def test_sdpa_with_bool_and_padding_masks_matches_torch(submission):
-    """A [B, H, Tq, Tk] bool mask and a [B, 1, 1, Tk] padding mask (True = allowed) give torch's SDPA results."""
+    """A [B, H, Tq, Tk] bool mask and a [B, 1, 1, Tk] padding mask (True = allowed) give torch's SDPA results, and
+    so do 16 configurations of the public sweep's space drawn with another seed (other shapes, masks, dtypes)."""
     q, k, v = inputs.qkv(lead=(2, 3), q_len=5, k_len=7, d=8, salt=130)
     for kind, mask in (("bool_mask", inputs.random_bool_mask(2, 3, 5, 7, salt=131)),
                        ("padding_mask [2, 1, 1, 7]", inputs.padding_mask([7, 3], 7))):
@@ -41,11 +43,14 @@ def test_sdpa_with_bool_and_padding_masks_matches_torch(submission):
         compare_pair(got, oracle.sdpa(q, k, v, mask=mask), label,
                      sdpa_mistakes(q, k, v, mask),
                      hint="scores.masked_fill(~mask, float('-inf')) before the softmax; True = allowed")
+    sweep.run_all("scaled_dot_product_attention over the sweep", sweep.configs(seed=103, count=16),
+                  lambda case: sweep.check_sdpa(submission, case, salt=139))
 
 
 @pytest.mark.points(1)
 def test_sdpa_adds_a_float_mask_to_the_scores(submission):
-    """A floating mask is added to the scaled scores, as in torch's SDPA."""
+    """A floating mask is added to the scaled scores, as in torch's SDPA; ScaledDotProductAttention takes it by
+    position (its fourth argument) and is not causal by default."""
     q, k, v = inputs.qkv(lead=(3, 2), q_len=6, k_len=4, d=8, salt=132)
     mask = inputs.additive_mask(inputs.random_bool_mask(3, 2, 6, 4, salt=133), salt=134)
     label = "scaled_dot_product_attention(q, k, v, mask=float_mask)"
@@ -53,12 +58,19 @@ def test_sdpa_adds_a_float_mask_to_the_scores(submission):
     compare_pair(got, oracle.sdpa(q, k, v, mask=mask), label,
                  sdpa_mistakes(q, k, v, mask),
                  hint="a float mask is ADDED to the scaled scores")
+    module = submission.ScaledDotProductAttention()
+    for label, args, expected in (("ScaledDotProductAttention()(q, k, v, float_mask) (the mask by position)",
+                                   (q, k, v, mask), oracle.sdpa(q, k, v, mask=mask)),
+                                  ("ScaledDotProductAttention()(q, k, v) (not causal by default)", (q, k, v),
+                                   oracle.sdpa(q, k, v))):
+        got = unpack_pair(call(module, label, *args), label)
+        compare_pair(got, expected, label, hint="forward(self, query, key, value, mask=None, is_causal=False)")
 
 
 @pytest.mark.points(1)
 def test_sdpa_is_causal_is_top_left_aligned_for_other_lengths(submission):
-    """is_causal lets query i see keys j <= i for (Tq, Tk) = (2, 6) and (6, 4) as well."""
-    for q_len, k_len, salt in ((2, 6, 136), (6, 4, 137)):
+    """is_causal lets query i see keys j <= i for (Tq, Tk) = (2, 6), (6, 4) and (1, 5) (one query: key 0 only)."""
+    for q_len, k_len, salt in ((2, 6, 136), (6, 4, 137), (1, 5, 138)):
         q, k, v = inputs.qkv(lead=(3,), q_len=q_len, k_len=k_len, d=4, salt=salt)
         label = f"scaled_dot_product_attention(q [3, {q_len}, 4], k [3, {k_len}, 4], v, is_causal=True)"
         hint = "block key j for query i when j > i, with a [Tq, Tk] mask: torch.ones(Tq, Tk).tril()"

@@ -4,7 +4,8 @@ and in float64, gradients in float64, and the mask check."""
 import pytest
 import torch
 
-from tests.support import inputs, oracle
+from tests.support import inputs, oracle, sweep
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import assert_close, assert_unchanged, call, call_measured, expect_raises, gradients
 from tests.support.mistakes import blocked_row_mistakes, float32_precision, float_mask_mistakes, mask_mistakes
 
@@ -17,7 +18,8 @@ NO_NAN = ("find the rows whose keys are all blocked (all -inf after masking), so
 @pytest.mark.points(1)
 def test_a_padding_mask_broadcasts_over_heads_and_queries(submission):
     """A [B, 1, 1, Tk] bool padding mask applies to every head and query of its batch item, on scores around 90
-    (exp overflows float32 there: the row max must be subtracted)."""
+    (exp overflows float32 there: the row max must be subtracted); then 16 configurations of the public sweep's
+    space drawn with another seed (every mask shape, by position and keyword, float32 and float64)."""
     scores = 90.0 + 30.0 * inputs.randn(2, 3, 5, 7, salt=113)
     mask = inputs.padding_mask([7, 4], 7)
     label = "attention_weights(scores, padding_mask [2, 1, 1, 7])"
@@ -26,6 +28,8 @@ def test_a_padding_mask_broadcasts_over_heads_and_queries(submission):
                  hint="masked_fill and + broadcast a [B, 1, 1, Tk] mask over heads and queries by themselves",
                  mistakes=mask_mistakes(scores, mask))
     assert_unchanged([scores, mask], measured.args_after[:2], ["scores", "mask"], "attention_weights")
+    sweep.run_all("attention_weights over the sweep", sweep.configs(seed=104, count=16),
+                  lambda case: sweep.check_weights(submission, case, salt=140), causal=False)
 
 
 @pytest.mark.points(1)

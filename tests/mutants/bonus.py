@@ -29,7 +29,7 @@ BONUS = (
         cause="not rescaled",
     ),
     mutant(
-        "tiled_max_not_carried", "tiled", False,
+        "tiled_max_not_carried", "tiled", True,
         "The running max is replaced by each block's own max instead of max(m, block max): exact for "
         "small scores, but exp(m - m_new) overflows when the max drops and a blocked block loses the past.",
         (TILED_NEW_MAX, "        new_max = scores.amax(dim=-1, keepdim=True)  # (..., Tq', 1)"),
@@ -55,7 +55,7 @@ BONUS = (
         cause="does not skip",
     ),
     mutant(
-        "tiled_nan_on_blocked_rows", "tiled", False,
+        "tiled_nan_on_blocked_rows", "tiled", True,
         "No guard for rows whose running max is still -inf: exp(-inf - (-inf)) gives NaN instead of zeros.",
         ("        shift = new_max.masked_fill(torch.isneginf(new_max), 0.0)  # (..., Tq', 1), finite",
          "        shift = new_max  # (..., Tq', 1)"),
@@ -85,15 +85,15 @@ BONUS = (
         cause="see key 0 only",
     ),
     mutant(
-        "kv_append_copies_the_prefix", "kv_cache", False,
+        "kv_append_copies_the_prefix", "kv_cache", True,
         "KVCache.append returns copies of every cached position (torch.cat style): correct values, but each "
         "step copies the whole prefix.",
         ("        return self.keys[:, :, :end], self.values[:, :, :end]  # (B, H, length, d_head) views",
          "        return self.keys[:, :, :end].clone(), self.values[:, :, :end].clone()"),
-        exclusive=True,
+        exclusive=True, cause="append copies the stored positions",
     ),
     mutant(
-        "kv_state_on_the_module", "kv_cache", False,
+        "kv_state_on_the_module", "kv_cache", True,
         "decode_step keeps the cache on the module (mha._cache) instead of the cache it is given, so two "
         "sequences decoded with one module mix their keys.",
         (KV_APPEND_CALL, (

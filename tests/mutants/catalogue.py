@@ -175,10 +175,11 @@ CATALOGUE = (
         cause="0/1",
     ),
     mutant(
-        "causal_mask_device_ignored", "causal_mask", False,
+        "causal_mask_device_ignored", "causal_mask", True,
         "The device argument is ignored: the mask is always built on the CPU.",
         ("    ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)  # (T, T)",
          "    ones = torch.ones(seq_len, seq_len, dtype=torch.bool)  # (T, T)"),
+        cause="device argument is not used",
     ),
     # -- softmax_weights ------------------------------------------------------------------------
     mutant(

@@ -4,6 +4,7 @@ MultiHeadAttention(d_model, n_heads) and split_heads(x, n_heads), and only then.
 import pytest
 
 from tests.support import inputs
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.divisibility import (
     MHA_CHECK,
     SPLIT_CHECK,

@@ -3,6 +3,7 @@
 import pytest
 
 from tests.support import inputs, oracle
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import assert_close
 from tests.support.heads import HEAD_DIMS, MODEL_DIMS, run
 from tests.support.mistakes import merge_mistakes, split_mistakes

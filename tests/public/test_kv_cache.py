@@ -6,11 +6,15 @@ import torch
 
 from grader.sandbox.guard import multiply_adds
 from tests.support import inputs, mha, oracle
-from tests.support.feedback import assert_close, call, check_tensor, fail
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
+from tests.support.feedback import assert_close, call, call_measured, check_tensor, fail
 from tests.support.kv_cache import CACHE_DIMS, DECODE_HINT, OUT_DIMS, decode, decode_mistakes, decode_step, new_cache
 
 pytestmark = pytest.mark.task("kv_cache")
-@pytest.mark.points(2)
+KIB = 2 ** 10
+# The cache's own test uses no MultiHeadAttention: a broken one is not what to fix first there.
+BUILDS_ON = {"test_append_writes_new_positions_and_returns_every_stored_one": ()}
+@pytest.mark.points(1)
 def test_append_writes_new_positions_and_returns_every_stored_one(submission):
     """KVCache(2, 3, 10, 4) starts empty (length 0) with float32 buffers [2, 3, 10, 4]; append(k, v) with
     k, v [B, H, T_new, d_head] stores them after the stored positions, advances length and returns
@@ -81,3 +85,37 @@ def test_a_decode_step_projects_only_the_new_token(submission):
              f"projecting only the new token needs about {needed:,}, projecting the whole prefix again about "
              f"{prefix:,}.\nLikely cause: the whole prefix is projected again at every step.\nHint: the cache already holds the keys and values of the earlier tokens: apply "
              "w_q, w_k and w_v to x_t [B, 1, d_model] only.")
+
+
+@pytest.mark.points(1)
+def test_append_returns_views_and_two_caches_keep_two_sequences_apart(submission):
+    """After 90 stored positions, append(k, v) of one more creates nothing as large as the stored keys: it returns
+    views of the buffers, not copies. Then one module decodes two sequences in alternation, each with its own
+    cache, and each gives its own causal forward pass: nothing about a sequence is kept on the module."""
+    batch, n_heads, d_head, prefix = 2, 3, 8, 90
+    cache = new_cache(submission, batch, n_heads, 100, d_head)
+    call(cache.append, f"cache.append(k, v) with {prefix} positions", inputs.randn(batch, n_heads, prefix, d_head,
+         salt=506), inputs.randn(batch, n_heads, prefix, d_head, salt=507))
+    k_new, v_new = inputs.randn(batch, n_heads, 1, d_head, salt=508), inputs.randn(batch, n_heads, 1, d_head, salt=509)
+    result, measured = call_measured(submission, cache.append, "cache.append(k, v) of one position", k_new, v_new)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        fail(f"cache.append(k, v) should return the pair (keys, values), got {type(result).__name__}")
+    stored = batch * n_heads * (prefix + 1) * d_head * 4
+    if measured.largest_bytes >= stored / 2:
+        fail(f"cache.append(k, v) of one position after {prefix} created a {measured.largest_bytes / KIB:.1f} KiB "
+             f"tensor; the stored keys [{batch}, {n_heads}, {prefix + 1}, {d_head}] are {stored / KIB:.1f} KiB.\n"
+             "Likely cause: append copies the stored positions (a .clone(), torch.cat or .contiguous() of the "
+             "buffers): return views of the buffers, self.keys[:, :, :length]; a copy of the whole prefix at every "
+             "step is what the cache is there to avoid.")
+    module, params = mha.build(submission, 12, 3, seed=52)
+    xs = {"a": inputs.randn(1, 3, 12, salt=510), "b": inputs.randn(1, 3, 12, salt=511)}
+    caches = {name: new_cache(submission, 1, 3, 3, 4) for name in xs}
+    outputs = {name: [] for name in xs}
+    for t in range(3):
+        for name in xs:
+            outputs[name].append(decode(submission, module, xs[name][:, t : t + 1], caches[name], name=f"x_{name}"))
+    for name in xs:
+        assert_close(torch.cat(outputs[name], dim=1), oracle.mha(params, 3, xs[name], is_causal=True)[0],
+                     f"sequence {name}, decoded in alternation with the other one (its own cache)", OUT_DIMS,
+                     hint="keep everything about a sequence in the cache passed to decode_step, nothing on the "
+                          "module or in a global")

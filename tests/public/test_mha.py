@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from tests.support import inputs, mha, oracle
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.mha import classic_mistakes
 
 pytestmark = pytest.mark.task("mha")
@@ -42,7 +43,7 @@ def test_mha_cross_attention_matches_torch(submission):
                 mistakes=classic_mistakes(params, 3, query, key, value))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_mha_with_a_bool_mask_matches_torch(submission):
     """A bool [Tq, Tk] mask (True = allowed) applies to every batch item and head (cross-attention)."""
     module, params = mha.build(submission, 16, 4, seed=4)
@@ -53,6 +54,23 @@ def test_mha_with_a_bool_mask_matches_torch(submission):
     mha.compare(submission, got, oracle.mha(params, 4, query, key, value, mask=mask), text,
                 hint="pass the mask on to scaled_dot_product_attention; True = allowed",
                 mistakes=classic_mistakes(params, 4, query, key, value, mask=mask))
+
+
+@pytest.mark.points(1)
+def test_mha_keeps_a_float_mask_additive(submission):
+    """A floating [Tq, Tk] mask passed by position, forward(query, key, value, mask), is added to every head's
+    scores: its finite values shift them, -inf blocks (it is not turned into a bool mask)."""
+    module, params = mha.build(submission, 16, 4, seed=8)
+    query, key, value = cross_inputs(5, 6, salt=52)
+    mask = inputs.additive_mask(inputs.random_bool_mask(5, 6, salt=55), salt=56) * 3
+    text = "mha(query [2, 5, 16], key [2, 6, 16], value, float_mask [5, 6]) (the mask by position)"
+    got = mha.run(module, text, query, key, value, mask)
+    mha.compare(submission, got, oracle.mha(params, 4, query, key, value, mask=mask), text,
+                hint="pass the float mask on unchanged: it is ADDED to the scores",
+                mistakes=classic_mistakes(params, 4, query, key, value, mask=mask) | {
+                    "the float mask was turned into a bool mask (finite as allowed): a float mask is ADDED to the "
+                    "scores, its finite values shift them":
+                    oracle.mha_via_sdpa(params, 4, query, key, value, mask=torch.isfinite(mask))})
 
 
 @pytest.mark.points(1)

@@ -4,7 +4,8 @@
 import pytest
 import torch
 
-from tests.support import inputs, oracle
+from tests.support import inputs, oracle, sweep
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import (
     SDPA_OUT_DIMS,
     assert_close,
@@ -42,15 +43,26 @@ def both_masks_hint(got, allowed, kind):
             "check how the mask's finite values enter the scores, and the softmax")
 
 
+def second_call(submission, salt=34):
+    """A second, independent call without a mask (other sizes, none equal to or the square of another): what a cause
+    named on the first call must explain too. (got, expected, mistakes)"""
+    q, k, v = inputs.qkv(lead=(3, 2), q_len=11, k_len=6, d=10, dv=7, salt=salt)
+    label = "scaled_dot_product_attention(q [3, 2, 11, 10], k [3, 2, 6, 10], v [3, 2, 6, 7])"
+    got = unpack_pair(call(submission.scaled_dot_product_attention, label, q, k, v), label)
+    return tuple(got), oracle.sdpa(q, k, v), sdpa_mistakes(q, k, v)
+
+
 @pytest.mark.points(2)
 def test_sdpa_matches_torch_without_a_mask(submission):
-    """output [B, H, Tq, dv] and weights [B, H, Tq, Tk] equal torch's; q, k and v stay unchanged."""
-    q, k, v = inputs.qkv(lead=(2, 3), q_len=4, k_len=6, d=8, dv=5, salt=20)
-    label = "scaled_dot_product_attention(q [2, 3, 4, 8], k [2, 3, 6, 8], v [2, 3, 6, 5])"
+    """output [B, H, Tq, dv] and weights [B, H, Tq, Tk] equal torch's; q, k and v stay unchanged. The sizes
+    (B=2, H=3, Tq=5, Tk=7, d=12, dv=6) are all different and none is the square of another."""
+    q, k, v = inputs.qkv(lead=(2, 3), q_len=5, k_len=7, d=12, dv=6, salt=20)
+    label = "scaled_dot_product_attention(q [2, 3, 5, 12], k [2, 3, 7, 12], v [2, 3, 7, 6])"
     result, measured = call_measured(submission, submission.scaled_dot_product_attention, label, q, k, v)
     got = unpack_pair(result, label)
     expected = oracle.sdpa(q, k, v)
-    compare_pair(got, expected, label, sdpa_mistakes(q, k, v), hint="weights = softmax(q k^T / sqrt(d), dim=-1)")
+    compare_pair(got, expected, label, sdpa_mistakes(q, k, v).confirmed_by(lambda: second_call(submission)),
+                 hint="weights = softmax(q k^T / sqrt(d), dim=-1)")
     assert_unchanged([q, k, v], measured.args_after[:3], ["q", "k", "v"], "scaled_dot_product_attention")
 
 
@@ -66,10 +78,11 @@ def test_sdpa_with_is_causal_gives_exactly_zero_weight_to_the_future(submission)
     assert_zero_where(got[1], future, f"{label} weights at future positions (j > i)")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_sdpa_is_causal_is_top_left_aligned_when_tq_differs_from_tk(submission):
-    """With Tq != Tk, is_causal lets query i see keys j <= i (top-left aligned, as torch), for Tq < Tk and Tq > Tk."""
-    for q_len, k_len, salt in ((3, 7, 22), (7, 3, 23)):
+    """With Tq != Tk, is_causal lets query i see keys j <= i (top-left aligned, as torch), for Tq < Tk, Tq > Tk and
+    a single query (Tq = 1: it sees key 0 only)."""
+    for q_len, k_len, salt in ((3, 7, 22), (7, 3, 23), (1, 6, 35)):
         q, k, v = inputs.qkv(lead=(2, 2), q_len=q_len, k_len=k_len, d=8, salt=salt)
         label = f"scaled_dot_product_attention(q [2, 2, {q_len}, 8], k [2, 2, {k_len}, 8], v, is_causal=True)"
         hint = "build the causal mask with shape [Tq, Tk]: torch.ones(Tq, Tk, dtype=torch.bool).tril()"
@@ -105,7 +118,7 @@ def test_sdpa_applies_both_mask_and_is_causal(submission):
                  hint="forward should pass mask AND is_causal on to scaled_dot_product_attention")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_sdpa_uses_an_explicit_scale_as_given_even_0(submission):
     """scale=s multiplies the scores by s, for s = 0.37 and s = 0.0 (uniform weights); 3-D inputs here."""
     q, k, v = inputs.qkv(lead=(3,), q_len=4, k_len=5, d=8, dv=6, salt=27)
@@ -159,3 +172,35 @@ def test_sdpa_in_float64_matches_torch_and_passes_gradients(submission):
                      hint="use differentiable torch operations only (no .detach(), .data or .item())",
                      mistakes={"the returned weights are detached (or built under no_grad): gradients must flow "
                                "through them too": detached_grad})
+
+
+@pytest.mark.points(1)
+def test_the_module_takes_mask_fourth_and_is_not_causal_by_default(submission):
+    """ScaledDotProductAttention()(q, k, v) is not causal (is_causal defaults to False), and
+    module(q, k, v, mask) takes the mask as its fourth argument, as forward(query, key, value, mask=None,
+    is_causal=False) says; Tq=5, Tk=7."""
+    q, k, v = inputs.qkv(lead=(2, 3), q_len=5, k_len=7, d=6, salt=36)
+    allowed = inputs.random_bool_mask(5, 7, salt=37)
+    module = submission.ScaledDotProductAttention()
+    label = "ScaledDotProductAttention()(q, k, v)"
+    got = unpack_pair(call(module, label, q, k, v), label)
+    compare_pair(got, oracle.sdpa(q, k, v), label,
+                 {"ScaledDotProductAttention.forward defaults to is_causal=True: its default is False, as the "
+                  "function's": oracle.sdpa(q, k, v, is_causal=True)},
+                 hint="forward(self, query, key, value, mask=None, is_causal=False)")
+    label = "ScaledDotProductAttention()(q, k, v, bool_mask [5, 7]) (the mask by position)"
+    got = unpack_pair(call(module, label, q, k, v, allowed), label)
+    compare_pair(got, oracle.sdpa(q, k, v, mask=allowed), label,
+                 {"the fourth positional argument of forward is not the mask: the signature is forward(self, query, "
+                  "key, value, mask=None, is_causal=False)": oracle.sdpa(q, k, v)},
+                 hint="forward(self, query, key, value, mask=None, is_causal=False), passing both on")
+
+
+@pytest.mark.points(1)
+def test_sdpa_over_a_seeded_sweep_of_shapes_masks_and_dtypes(submission):
+    """scaled_dot_product_attention equals torch's on 16 configurations drawn (seeded) from: batch 1, one head,
+    Tq = 1, Tq != Tk, sizes that are not powers of two, bool and float masks of every broadcast shape ([Tk],
+    [Tq, Tk], [B, 1, 1, Tk], [B, 1, Tq, Tk], [1, H, Tq, Tk], [B, H, Tq, Tk]) by position and by keyword,
+    is_causal, rows with no allowed key, float32 and float64."""
+    sweep.run_all("scaled_dot_product_attention over the sweep", sweep.configs(seed=3, count=16),
+                  lambda case: sweep.check_sdpa(submission, case, salt=38))

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from tests.support import inputs, oracle
+from tests.support import inputs, oracle, sweep
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import (
     assert_close,
     assert_unchanged,
@@ -48,7 +49,7 @@ def test_large_scores_give_finite_weights(submission):
                  hint="softmax(s) = exp(s - max(s)) / sum(exp(s - max(s))): torch.softmax subtracts the row max")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_a_bool_mask_gives_blocked_keys_exactly_zero_weight(submission):
     """With a bool mask (True = allowed), weights are the softmax over the allowed keys, exactly 0.0 where
     the mask is False; scores and mask stay unchanged."""
@@ -142,3 +143,12 @@ def test_gradients_flow_back_to_the_scores(submission):
     assert_close(grad, expected, f"d(loss)/d(scores) of {label}", ("b", "i", "j"),
                  hint="use differentiable torch operations only (no NumPy, .detach(), .data or .item())")
 
+
+
+@pytest.mark.points(1)
+def test_weights_over_a_seeded_sweep_of_masks_shapes_and_dtypes(submission):
+    """attention_weights equals torch's on 16 configurations drawn (seeded) from: batch 1, one head, Tq = 1,
+    Tq != Tk, bool and float masks of every broadcast shape ([Tk], [Tq, Tk], [B, 1, 1, Tk], [B, 1, Tq, Tk],
+    [1, H, Tq, Tk], [B, H, Tq, Tk]) by position and by keyword, rows with no allowed key, float32 and float64."""
+    sweep.run_all("attention_weights over the sweep", sweep.configs(seed=4, count=16),
+                  lambda case: sweep.check_weights(submission, case, salt=22), causal=False)

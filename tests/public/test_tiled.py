@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from tests.support import inputs, oracle
+from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.feedback import assert_close, fail
 from tests.support.tiled import HINT, OUT_DIMS, multiply_adds_without_and_with_causal, run, run_measured
 
@@ -106,3 +107,25 @@ def test_tiled_causal_skips_the_blocks_above_the_diagonal(submission):
              "Likely cause: is_causal masks the scores but does not skip the work above the diagonal: queries "
              "i < s cannot see any key of block [s, e), so multiply that block with q[..., s:, :] only, and stop "
              "once s >= Tq.")
+
+
+@pytest.mark.points(1)
+def test_tiled_with_scores_in_the_hundreds_and_blocked_rows_and_blocks(submission):
+    """Scores in the hundreds (largest in a late block), a first key block that no query may see, and a query row
+    with no allowed key: the output is finite and equals torch's (zeros for that row), without and with is_causal
+    (with is_causal the first rows see no key at all)."""
+    q, k, v = inputs.qkv(lead=(2, 3), q_len=21, k_len=45, d=12, dv=5, salt=406)
+    q = q * 9
+    k = torch.cat([k[..., :32, :], k[..., 32:, :] * 7], dim=-2)  # the largest scores come last
+    mask = inputs.random_bool_mask(2, 1, 21, 45, salt=407)
+    mask[..., :11] = False  # key block 0 (block_size 11): no query may see it
+    mask[..., 4, :] = False  # query 4 sees no key at all
+    for causal in (False, True):
+        text = (f"tiled_attention(q, k, v, mask=bool_mask [2, 1, 21, 45], is_causal={causal}, block_size=11) with "
+                "scores from about -210 to 240, key block 0 blocked and query 4 blocked")
+        got = run(submission, text, q, k, v, mask=mask, is_causal=causal, block_size=11)
+        allowed = mask & torch.ones(21, 45, dtype=torch.bool).tril() if causal else mask
+        assert_close(got, oracle.sdpa(q, k, v, mask=mask, is_causal=causal)[0], text, OUT_DIMS,
+                     blocked=~allowed.any(-1, keepdim=True),
+                     hint="m' = max(m, block max), never the block's own max alone; where m' is still -inf (only "
+                          "blocked keys so far) subtract 0 instead (-inf - -inf is NaN); divide by l only where l > 0")

@@ -22,6 +22,12 @@ def raised_dimension_mismatch(submission, make, text, d_model, n_heads, missing_
         return error
     if error is not None:
         kind = type(error).__name__
+        building = building_failed(error)
+        if building:
+            fail(f"{text}: building the DimensionMismatchError failed: {kind}: {error}{building}\n"
+                 "The check fired (n_heads does not divide d_model), but making its message raised another error. "
+                 + BUILD_ADVICE.get(kind, "Build the message from the arguments themselves (d_model, n_heads)")
+                 + ", e.g. f\"d_model={d_model} is not divisible by n_heads={n_heads}\".")
         text = f"{text} raised {kind}: {error}; expected DimensionMismatchError"
         if kind == "ValueError":
             fail(f"{text}.\nLikely cause: a plain ValueError was raised: raise DimensionMismatchError, the "
@@ -36,6 +42,52 @@ def raised_dimension_mismatch(submission, make, text, d_model, n_heads, missing_
     if split_heads_works(submission):  # not a stub that does nothing: the check itself is missing
         fail(f"{text}\nLikely cause: {missing_check}")
     fail(f"{text}\nHint: check d_model % n_heads and raise DimensionMismatchError when it is not 0.")
+
+
+BUILD_ADVICE = {
+    "AttributeError": "Build the message from the arguments themselves (d_model, n_heads), not from attributes "
+                      "set later (self.d_model before it is assigned)",
+    "TypeError": "Build the message from the arguments themselves: a % format needs exactly one value per "
+                 "placeholder; an f-string avoids that",
+}
+BUILDING_ERRORS = ("AttributeError", "TypeError", "NameError", "KeyError", "IndexError", "ValueError")
+
+
+def building_failed(error):
+    """Where the student's code failed while constructing its DimensionMismatchError ("" when the evidence does not
+    show that): the failing frame lies inside a `raise DimensionMismatchError(...)` statement of attention.py."""
+    from tests.support.feedback import frames_in_submission, student_frame
+
+    remote = getattr(error, "remote", None) or {}
+    if type(error).__name__ not in BUILDING_ERRORS or not remote.get("line"):
+        return ""
+    frames = frames_in_submission(remote)
+    if not frames:
+        return ""
+    trace = str(remote.get("traceback") or "")
+    last = trace.rstrip().splitlines()[-1] if trace.strip() else ""
+    statement = _statement_around(remote, frames[-1][0])
+    if "DimensionMismatchError" not in statement or "DimensionMismatchError" in last.split(":")[0]:
+        return ""
+    return student_frame(remote)
+
+
+def _statement_around(remote, line):
+    """The text of the statement that holds `line` in the student's file (read where the traceback says it is),
+    or the reported code line when the file cannot be read here."""
+    from tests.support.depends import submission_file
+
+    path = submission_file()  # the worker runs a copy of it: its traceback's path is not this process's
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines() if path else []
+    except OSError:
+        lines = []
+    if not lines or line > len(lines):
+        return str(remote.get("code") or "")
+    start = line - 1
+    while start > 0 and start > line - 8 and "raise" not in lines[start]:
+        start -= 1
+    return "\n".join(lines[start:line])
 
 
 def dimension_read(message, shape, d_model, n_heads):

@@ -9,7 +9,9 @@ from tests.support.oracle import TOLERANCES
 
 
 def fail(message):
-    pytest.fail(message, pytrace=False)
+    from tests.support import depends  # late: depends builds on this module
+
+    pytest.fail(depends.first_fix(message), pytrace=False)
 
 
 def where(index, dims=None):
@@ -116,7 +118,32 @@ def _constant(got):
 def diagnose(got, expected, mistakes):
     """The one mistake that explains got, with the numbers, or None. It must match (to the tolerance, or
     FAR_CLOSER times closer than the correct result) and every other mistake and the correct result must
-    be CLEARLY and MARGIN times further away: two mistakes that fit equally well name neither."""
+    be CLEARLY and MARGIN times further away: two mistakes that fit equally well name neither. When the
+    mistakes carry a second, independent input (hypotheses.Mistakes.second), the same mistake must also
+    explain the submission's result there: one input can fit a cause by coincidence (isqrt(8) = sqrt(4))."""
+    found = _explain(got, expected, mistakes)
+    if found is None:
+        return None
+    cause, best_abs, truth_abs = found
+    second = getattr(mistakes, "second", None)
+    if second is not None and not _confirmed(cause, second):
+        return None
+    return (f"{cause} (your result differs from what that mistake computes by at most {best_abs:.2g}, and from "
+            f"the correct result by up to {truth_abs:.3g})")
+
+
+def _confirmed(cause, second):
+    """True when second() -> (got, expected, mistakes), a second input's call, is explained by the same cause."""
+    try:
+        got, expected, mistakes = second()
+    except pytest.fail.Exception:
+        return False  # the second call failed in a way of its own (raised, wrong shape): no confirmation
+    found = _explain(got, expected, mistakes)
+    return found is not None and found[0] == cause
+
+
+def _explain(got, expected, mistakes):
+    """(cause, its largest absolute error, the correct result's) of the one mistake that explains got, or None."""
     if not mistakes or _constant(got):
         return None
     scored = sorted((d, cause) for cause, candidate in mistakes.items() if (d := distance(got, candidate)))
@@ -131,8 +158,7 @@ def diagnose(got, expected, mistakes):
     others = [d for d, _ in scored[1:]] + [(truth, truth_abs)]
     if any(norm < CLEARLY or (not matches and absolute < MARGIN * best_abs) for norm, absolute in others):
         return None
-    return (f"{cause} (your result differs from what that mistake computes by at most {best_abs:.2g}, and from "
-            f"the correct result by up to {truth_abs:.3g})")
+    return cause, best_abs, truth_abs
 
 
 def close(got, expected) -> bool:
@@ -154,7 +180,7 @@ def nan_hint(nan, blocked):
     if blocked is None:
         return f"{NAN_CAUSES}: check each step before and in the softmax."
     in_blocked = nan & blocked.expand_as(nan)
-    if bool(in_blocked.all()):
+    if bool((in_blocked == nan).all()):  # every NaN lies in a fully blocked row
         return "a row whose keys are all blocked must give zeros, not softmax(-inf, ..., -inf) = NaN."
     return (f"this row has allowed keys, so the NaN does not come from a fully blocked row: {NAN_CAUSES}, e.g. a "
             "mask multiplied into the scores (0 * -inf) or exp() of a large score in a softmax written by hand "
@@ -278,6 +304,9 @@ def known_error(message: str, code: str = "") -> str | None:
     for words, cause in KNOWN_ERRORS:
         if all(word in message for word in words):
             return cause
+    if "Boolean value of Tensor with more than one value" in message and "causal" in code:
+        return ("a tensor reached `is_causal` (the line tests it as a truth value): a mask given by position went "
+                "into the is_causal slot; the signature is (query, key, value, mask=None, is_causal=False)")
     transpose = FRONT_TRANSPOSE.search(code)
     if any(words in message for words in SIZE_MISMATCH) and transpose:
         return (f"{transpose.group(0)} counts dims from the front, on the line where the sizes disagree: it fits "
@@ -297,10 +326,43 @@ def fail_raised(error, label, hint=None):
     message = str(remote.get("message", error))
     if error.not_implemented and "not implemented yet" in message:
         raise error
-    location = f"\n  at attention.py line {remote['line']}: {remote['code'].strip()}" if remote.get("line") else ""
+    location = student_frame(remote)
     cause = known_error(message, str(remote.get("code") or ""))
     advice = f"\nLikely cause: {cause}" if cause else ""
     fail(f"{label} raised {remote.get('type', type(error).__name__)} on valid input: {message}{location}{advice}")
+
+
+# The input checks attention.py gives at its end: an error they raise is shown at the student's line that called them.
+GIVEN_HELPERS = frozenset(("_check_tensor", "_check_qk", "_check_qkv", "_check_mask", "_check_mask_for", "_is_int",
+                           "_check_seq_len", "_check_n_heads", "_check_mha_inputs", "_in_float32", "_check_tiled",
+                           "_mask_block", "_check_append", "_check_decode_step"))
+FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\n]+)\n(?:    (?P<code>[^\n]*))?',
+                   re.MULTILINE)
+
+
+def frames_in_submission(remote):
+    """[(line, function, code)] of the traceback's frames in attention.py, innermost last (the file is the one
+    whose line the worker reported)."""
+    frames = [(m["file"], int(m["line"]), m["function"], (m["code"] or "").strip())
+              for m in FRAME.finditer(str(remote.get("traceback") or ""))]
+    files = {file for file, line, _, _ in frames if line == remote.get("line")}
+    return [(line, function, code) for file, line, function, code in frames if file in files]
+
+
+def student_frame(remote):
+    """Where the error comes from in the student's own code: the innermost frame of attention.py that is not a
+    given helper (the given check it went through is named)."""
+    frames = frames_in_submission(remote)
+    own = [frame for frame in frames if frame[1] not in GIVEN_HELPERS]
+    if own:
+        line, function, code = own[-1]
+        helper = next((f for _, f, _ in reversed(frames) if f in GIVEN_HELPERS), None) \
+            if frames[-1][1] in GIVEN_HELPERS else None
+        via = f" (raised by the given check {helper}, which this line calls)" if helper else ""
+        return f"\n  at attention.py line {line}, in {function}: {code}{via}"
+    if remote.get("line"):
+        return f"\n  at attention.py line {remote['line']}: {str(remote.get('code') or '').strip()}"
+    return ""
 
 
 def call(function, label, *args, hint=None, **kwargs):

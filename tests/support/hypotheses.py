@@ -79,9 +79,17 @@ class Mistakes(Mapping[str, Any]):
     """{cause: candidate}, computed on first use: only a check that fails reads it, so a passing test never
     pays for the variants (nor for the calls to the submission some of them make)."""
 
-    def __init__(self, compute: Callable[[], Mapping[str, Any]]) -> None:
+    def __init__(self, compute: Callable[[], Mapping[str, Any]],
+                 second: Callable[[], tuple[Any, Any, Mapping[str, Any]]] | None = None) -> None:
         self._compute = compute
         self._known: dict[str, Any] | None = None
+        # second() -> (got, expected, mistakes) of the same computation on a second, independent input: a
+        # cause is named only when it explains that call too (feedback.diagnose). None: one input is evidence.
+        self.second = second
+
+    def confirmed_by(self, second: Callable[[], tuple[Any, Any, Mapping[str, Any]]]) -> "Mistakes":
+        """These mistakes, named only when the same one also explains second() (got, expected, mistakes)."""
+        return Mistakes(self._entries, second)
 
     def _entries(self) -> dict[str, Any]:
         if self._known is None:
@@ -98,7 +106,7 @@ class Mistakes(Mapping[str, Any]):
         return len(self._entries())
 
     def __or__(self, other: Mapping[str, Any]) -> "Mistakes":
-        return Mistakes(lambda: {**self._entries(), **other})
+        return Mistakes(lambda: {**self._entries(), **other}, self.second)
 
 
 def as_mistakes(kind: str, **call: Any) -> Mistakes:
@@ -198,6 +206,29 @@ def scores_over_sqrt_tk(q, k, scale=None):
                    "d = q.size(-1)")
 def scores_over_sqrt_tq(q, k, scale=None):
     return _scaled(q, k, q.size(-2) ** -0.5) if scale is None and q.size(-2) != q.size(-1) else None
+
+
+def _over_sqrt_leading_dim(q, k, scale, dim):
+    if scale is not None or q.dim() < 3 or dim >= q.dim() - 2 or q.size(dim) in (q.size(-1), q.size(-2), 1):
+        return None
+    return _scaled(q, k, q.size(dim) ** -0.5)
+
+
+@variant("scores", "d was read from dim 0 (q.size(0), the batch), not the last dim: d = q.size(-1)")
+def scores_over_sqrt_dim_0(q, k, scale=None):
+    return _over_sqrt_leading_dim(q, k, scale, 0)
+
+
+@variant("scores", "d was read from dim 1 (q.size(1), the heads of a 4-D q), not the last dim: d = q.size(-1)")
+def scores_over_sqrt_dim_1(q, k, scale=None):
+    return _over_sqrt_leading_dim(q, k, scale, 1)
+
+
+@variant("scores", "the scale uses an integer square root (math.isqrt(d), int(math.sqrt(d)) or d ** 0.5 // 1): "
+                   "1/sqrt(d) is a float, math.sqrt(d)")
+def scores_over_isqrt_d(q, k, scale=None):
+    d = q.size(-1)
+    return _scaled(q, k, 1.0 / math.isqrt(d)) if scale is None and d > 1 and math.isqrt(d) ** 2 != d else None
 
 
 @variant("scores", "k.transpose(1, 2) swaps heads and positions of a 4-D k: transpose the last two dims, "
@@ -476,13 +507,19 @@ def sdpa_float_mask_scaled(q, k, v, mask=None, is_causal=False, scale=None):
 
 @variant("sdpa", "is_causal was ignored: block the keys j > i")
 def sdpa_causal_ignored(q, k, v, mask=None, is_causal=False, scale=None):
-    return attend(q, k, v, mask, False, scale) if is_causal and mask is None else None
+    return attend(q, k, v, mask, False, scale) if is_causal and mask is None and q.size(-2) > 1 else None
 
 
 @variant("sdpa", "is_causal was ignored when Tq != Tk (the causal mask was only built for square scores): query i "
                  "sees keys j <= i whatever the lengths, torch.ones(Tq, Tk).tril()")
 def sdpa_causal_ignored_when_lengths_differ(q, k, v, mask=None, is_causal=False, scale=None):
-    return attend(q, k, v, mask, False, scale) if is_causal and q.size(-2) != k.size(-2) else None
+    return attend(q, k, v, mask, False, scale) if is_causal and 1 < q.size(-2) != k.size(-2) else None
+
+
+@variant("sdpa", "is_causal was skipped for a single query (Tq = 1): top-left aligned, that query is query 0 and "
+                 "sees key 0 only, whatever Tk")
+def sdpa_causal_skipped_for_one_query(q, k, v, mask=None, is_causal=False, scale=None):
+    return attend(q, k, v, mask, False, scale) if is_causal and q.size(-2) == 1 < k.size(-2) else None
 
 
 @variant("sdpa", "is_causal was ignored when a mask was given (or always): apply both")
