@@ -25,21 +25,15 @@ from instructor.deadline import LATE_COLUMNS, NO_HISTORY, Checkout, Deadline, ch
 from instructor.gradebook import (  # noqa: F401  (batch's callers import them from here too)
     GRADER_ERROR_ATTEMPTS,
     NOT_GRADED,
+    NOT_STUDENTS,
     error_report,
     grade_folder,
     not_graded,
+    shown_name,
+    submissions,
 )
 from instructor.private import open_private, private_folder, write_private
 from instructor.warm import warm_launcher
-
-
-def submissions(root):
-    return sorted(path for path in Path(root).iterdir()
-                  if path.is_dir() and not path.name.startswith(".") and path.name not in NOT_STUDENTS)
-
-
-NOT_STUDENTS = ("__MACOSX",)  # what an archive tool adds beside the students' folders
-
 
 # Only the levels with a mount namespace give each worker the allow-list view: at the uid level a submission
 # could read a classmate's folder or the checkout wherever their permissions let other users in. Root gets
@@ -200,12 +194,6 @@ def _flag_similar(folders, reports, output):
     except similarity.SimilarityTimeout as error:
         print(f"similarity: {error}", file=sys.stderr)
         return False
-
-
-def shown_name(folder_name: str) -> str:
-    """A student folder's name as the gradebook writes it: valid UTF-8, with any byte that was not (a zip's
-    Latin-1 names) written as \\xNN."""
-    return folder_name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def gradebook_row(student: str, report: Report, task_ids: list[str]) -> list[str | float]:

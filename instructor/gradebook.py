@@ -48,3 +48,18 @@ def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path
         except Exception as error:  # one broken submission never stops the class
             return error_report(folder, suite, f"{type(error).__name__}: {error}")
     return error_report(folder, suite, why)
+
+
+NOT_STUDENTS = ("__MACOSX",)  # what an archive tool adds beside the students' folders
+
+
+def submissions(root: str | Path) -> list[Path]:
+    """The students' folders of a class folder, by name (hidden folders and archive leftovers aside)."""
+    return sorted(path for path in Path(root).iterdir()
+                  if path.is_dir() and not path.name.startswith(".") and path.name not in NOT_STUDENTS)
+
+
+def shown_name(folder_name: str) -> str:
+    """A student folder's name as the gradebook writes it: valid UTF-8, with any byte that was not (a zip's
+    Latin-1 names) written as \\xNN."""
+    return folder_name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

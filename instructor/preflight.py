@@ -92,7 +92,7 @@ def check_batch(args: argparse.Namespace) -> None:
     if not any(path.is_dir() and not path.name.startswith(".") for path in root.iterdir()):
         raise BadInput(f"batch SUBMISSIONS {root}: no sub-folders: it must hold one folder per student")
     if args.only:
-        from instructor.batch import shown_name, submissions
+        from instructor.gradebook import shown_name, submissions
 
         names = {shown_name(folder.name) for folder in submissions(root)}
         unknown = [name for name in args.only if name not in names]
