@@ -26,10 +26,11 @@ def small_tests(dest: Path) -> Path:
 
 
 def small_checkout(dest: Path, instructor: bool = False) -> Path:
-    """dest holding grader/ (and instructor/ if asked) with small_tests as its tests/: PYTHONPATH=dest runs a
+    """dest holding grader/ and lab/ (and instructor/ if asked) with small_tests as its tests/: PYTHONPATH=dest runs a
     grader whose whole suite is the small one."""
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copytree(REPO / "grader", dest / "grader", ignore=NO_CACHE)
+    shutil.copytree(REPO / "lab", dest / "lab", ignore=NO_CACHE)  # the lab grader/ reads
     if instructor:
         shutil.copytree(REPO / "instructor", dest / "instructor", ignore=NO_CACHE)
     small_tests(dest / "tests")

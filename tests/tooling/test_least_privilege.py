@@ -110,13 +110,22 @@ def test_without_sys_admin_the_uid_level_is_in_force(leak):
     assert done.stdout.splitlines()[0] == "isolation: " + sandbox.DESCRIPTIONS["uid"], done.stdout + done.stderr
 
 
-def test_at_the_uid_level_student_code_can_neither_list_nor_read_the_hidden_tests(leak):
+def test_at_the_uid_level_student_code_can_neither_list_nor_read_the_hidden_tests(leak, autograder):
+    """Two walls: the scan refuses the file (glob and open are not the lab's), and behind it the kernel: a
+    process with a worker's uid can list no folder and read no file of the tests (what the file would have
+    done, as grader.sandbox.exposure probes it)."""
     done, results = leak
     assert done.returncode == 0, done.stderr[-2000:]
     shown = outputs(results)
-    assert "LISTED 0 READ PermissionError" in shown
+    assert "does not allow" in shown
     hidden_text = (REPO / "tests/hidden/test_sdpa.py").read_text()
     assert hidden_text.splitlines()[0] not in shown and "def test_" not in shown
+    probe = subprocess.run([str(autograder / "source/.venv/bin/python"), "-c",
+                            "import sys; from pathlib import Path; from grader.sandbox.exposure import "
+                            "readable_by_workers; print(repr(readable_by_workers([Path(sys.argv[1])])))",
+                            str(autograder / "source/tests")], cwd=autograder / "source", capture_output=True,
+                           text=True, timeout=120)
+    assert probe.returncode == 0 and probe.stdout.strip() == "''", probe.stdout + probe.stderr[-2000:]
 
 
 def test_at_the_uid_level_the_reference_keeps_full_marks(autograder):

@@ -9,7 +9,7 @@ import pytest
 
 from grader.paths import REPO
 
-SOURCES = ("pyproject.toml", "README.md", "grader", "instructor")
+SOURCES = ("pyproject.toml", "README.md", "grader", "instructor", "lab")
 
 
 def test_pip_install_makes_grader_and_instructor_importable_from_any_folder(tmp_path):
