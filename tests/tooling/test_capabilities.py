@@ -166,7 +166,8 @@ def test_a_coding_line_other_than_utf8_and_an_oversized_file_are_not_read(source
     "import sys\ns = sys.stderr\n", "import functools\nw = functools.wraps\n",
     "import torch\nf = torch._import_dotted_name\n", "class C:\n    def __init__(self):\n        self._utils = 1\n"
     "import torch\nx = torch._utils\n", "import torch\nx = torch.zeros(1).type('torch.DoubleTensor')\n",
-    "def f(x):\n    return x._private_thing\n",
+    "def f(x):\n    return x._private_thing\n", "import torch\nw = torch._nested_tensor_softmax_with_shape\n",
+    "import torch\nw = torch._masked_softmax\n",
 ])
 def test_what_builds_classes_or_names_at_run_time_is_refused(source):
     assert refused(source)
