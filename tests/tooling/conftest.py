@@ -12,6 +12,9 @@ from grader.report import Report
 from grader.sandbox import isolation as sandbox
 from tests.tooling.misbehaving import HIDING_FROM_THE_COUNTER, REFERENCE, STUBS, TAMPERING
 
+# The toy lab (test_toy_lab.py) is a fixture: its suites are graded in a copy, never collected here.
+collect_ignore = ["toylab"]
+
 HONEST = {"honest_reference": REFERENCE, "honest_reference_too": REFERENCE, "honest_stubs": STUBS}
 # The guard and the meters run inside the worker, the same code at every isolation level: the attacks on them
 # are graded at the namespaces level (root, `make tooling`) only; `make sandbox-user` repeats what the level
