@@ -8,6 +8,7 @@ import zipfile
 
 import pytest
 
+from grader.capabilities import scan
 from grader.report import FlagKind
 from grader.sandbox import isolation as sandbox
 from grader.sandbox import wire
@@ -39,7 +40,11 @@ def test_an_oversized_attention_py_is_refused_at_once_with_its_size(tmp_path):
 
 @needs_namespaces
 def test_an_exception_with_a_giant_class_name_costs_its_tests_and_grows_no_report(tmp_path):
-    report = grade_submission(tmp_path, "giant_type_name", redteam_submission("giant_type_name"), "all")
+    """The scan refuses the attack first today (its class is built by three-argument type()): this is the
+    wall behind it, the worker's and the grader's bounds on what a reply can carry."""
+    assert scan(redteam_submission("giant_type_name"))
+    report = grade_submission(tmp_path, "giant_type_name", redteam_submission("giant_type_name"), "all",
+                              behind_the_scan=True)
     assert report.score == report.max_score and report.bonus_score < report.bonus_max_score
     assert max(len(test.message) for test in report.tests) < 20_000
     assert len(json.dumps(report.pytest_json)) < 2_000_000

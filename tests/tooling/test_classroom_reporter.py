@@ -48,7 +48,8 @@ CASES = {
     "reference": lambda: REFERENCE,
     "core_without_bonus": lambda: at_import(REFERENCE, WITHOUT_BONUS),
     "buggy": buggy_source,
-    "crash_at_import": lambda: at_import(REFERENCE, "import os\nos._exit(1)"),
+    # os._exit is refused before it runs now; sys.exit is the crash at import the lab's language still allows
+    "crash_at_import": lambda: at_import(REFERENCE, "import sys\nsys.exit(1)"),
     "zeros": lambda: STUBS,
 }
 
@@ -149,4 +150,4 @@ def test_nothing_that_works_records_nothing(runs, case):
 
 def test_an_import_crash_is_printed_by_the_reporter(runs):
     _, run = runs["crash_at_import"]
-    assert "died while importing attention.py" in run.stdout
+    assert "called sys.exit(1) while being imported" in run.stdout
