@@ -340,7 +340,8 @@ def test_a_folder_name_too_long_for_a_report_file_still_gets_its_row_and_a_repor
     long_name = "\u5b66" * 84  # 252 bytes in UTF-8: a legal folder name, too long with ".json" added
     reports = {name: error_report(name, "public", "not graded in this test") for name in (long_name, "zoe")}
     (tmp_path / "reports").mkdir()
-    _write_results(reports, tmp_path / "reports", tmp_path / "grades.csv", roster=None, keep=False, quiet=True)
+    _write_results(reports, tmp_path / "reports", tmp_path / "grades.csv", roster=None, keep=False, checkouts={},
+                   quiet=True)
     assert set(gradebook(tmp_path / "grades.csv")) == {long_name, "zoe"}
     written = sorted(path.name for path in (tmp_path / "reports").iterdir())
     assert len(written) == 2 and "zoe.json" in written
