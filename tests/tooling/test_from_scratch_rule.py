@@ -4,6 +4,7 @@ through numpy; honest code that masks or wraps its own softmax gains nothing ove
 
 import pytest
 
+from grader.capabilities import scan
 from grader.report import FlagKind
 from grader.sandbox import isolation as sandbox
 from tests.tooling.conftest import same_at_every_level
@@ -59,14 +60,18 @@ def test_a_numpy_round_trip_fails_with_a_message_naming_it(attacked_class):
 @needs_namespaces
 @pytest.mark.parametrize("source", [AO_MULTIHEAD, AO_SUBCLASS], ids=["forward-called-directly", "subclass"])
 def test_torch_ao_multihead_attention_is_torchs_own_attention(tmp_path, source):
-    report = grade_submission(tmp_path, "ao", source)
+    """The scan refuses torch.ao first today (a route below torch's public API): this is the guard behind it."""
+    assert scan(source)
+    report = grade_submission(tmp_path, "ao", source, behind_the_scan=True)
     assert report.tasks["mha"].score == 0
     assert FlagKind.FROM_SCRATCH in {flag.kind for flag in report.flags}
 
 
 @needs_namespaces
 def test_torch_ao_quantizable_attention_behind_the_labs_names_earns_no_mha_points(tmp_path):
-    report = grade_submission(tmp_path, "quantizable_mha", redteam_submission("quantizable_mha"), "all")
+    assert scan(redteam_submission("quantizable_mha"))  # first wall today; the guard's below
+    report = grade_submission(tmp_path, "quantizable_mha", redteam_submission("quantizable_mha"), "all",
+                              behind_the_scan=True)
     assert report.tasks["mha"].score == 0
     assert any(flag.kind is FlagKind.FROM_SCRATCH for flag in report.flags)
 
@@ -93,10 +98,10 @@ def test_the_guard_knows_every_attention_module_torch_defines():
                 importlib.import_module(info.name)
             except Exception:
                 continue
-    from grader.sandbox.guard import torch_attention_modules
+    from grader.sandbox.guard import forbidden_modules
 
-    everything = {f"{cls.__module__}.{cls.__qualname__}" for cls in torch_attention_modules()}
-    probe = "import torch; from grader.sandbox.guard import torch_attention_modules as t; " \
+    everything = {f"{cls.__module__}.{cls.__qualname__}" for cls in forbidden_modules()}
+    probe = "import torch; from grader.sandbox.guard import forbidden_modules as t; " \
             "print('\\n'.join(f'{c.__module__}.{c.__qualname__}' for c in t()))"
     at_install = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                     check=True).stdout.split())
