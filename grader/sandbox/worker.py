@@ -241,9 +241,9 @@ def limit_memory(budget_mb: int) -> None:
 
 def warm_up(meta: bool = True) -> None:
     """Pay torch's first-use costs before any call is timed. meta: also the first meta-device operation,
-    which imports torch._dynamo (about 1.3 CPU-seconds, while the test process collects): both suites use
-    that device (causal_mask(..., device='meta')); a first meta operation inside the guard defines torch
-    operators, which it refuses."""
+    which imports torch._dynamo (about 1.3 CPU-seconds, while the test process collects): suites may call
+    the student's code on that device (a tensor built on the CPU shows there); a first meta operation inside
+    the guard defines torch operators, which it refuses."""
     torch.set_num_threads(1)
     with guard.watch():
         torch.ones(2) + 1
