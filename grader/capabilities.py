@@ -51,7 +51,6 @@ class Policy:
 
     modules: frozenset[str]
     imports: dict[str, frozenset[str]]
-    allowed: frozenset[str]
     reserved: frozenset[str]
     dunders: frozenset[str]
     refused_builtins: dict[str, str]
@@ -74,7 +73,6 @@ def policy_of(lab: Lab = LAB) -> Policy:
     return Policy(
         modules=frozenset(data["modules"]),
         imports={module: frozenset(listed) for module, listed in names["imports"].items()},
-        allowed=frozenset(names["allowed"]),
         reserved=frozenset(names["reserved"]),
         dunders=frozenset(data["dunders"]),
         refused_builtins=dict(data["builtins_refused"]),
