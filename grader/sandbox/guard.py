@@ -48,6 +48,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._device import DeviceContext
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import flop_registry
 
 from grader.lab import LAB
 
@@ -61,11 +62,20 @@ _MATMULS = {
     torch.ops.aten.mm: 0, torch.ops.aten.bmm: 0, torch.ops.aten.mv: 0, torch.ops.aten.dot: 0,
     torch.ops.aten.addmm: 1, torch.ops.aten.baddbmm: 1, torch.ops.aten.addbmm: 1, torch.ops.aten.addmv: 1,
 }
+# torch's own formulas (FLOPs, two per multiply-add) for the products it has one for: mm, addmm, bmm, baddbmm and
+# convolution; the rest (mv, dot, addbmm, addmv, a broadcast product) are counted by multiply_adds below.
+_TORCH_FORMULAS = {packet: formula for packet, formula in flop_registry.items()
+                   if packet in _MATMULS or packet is torch.ops.aten.convolution}
 
 
 def multiply_adds(shape_a: Sequence[int], shape_b: Sequence[int]) -> int:
     """Multiply-adds of one matrix product: A [..., M, K] times B [..., K, N] (or a vector B [K])."""
     return math.prod(shape_a) * (shape_b[-1] if len(shape_b) >= 2 else 1)
+
+
+def _torch_multiply_adds(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None, result: Any) -> int:
+    """torch.utils.flop_counter's count for an operation it has a formula for, in multiply-adds."""
+    return _TORCH_FORMULAS[func.overloadpacket](*args, **(kwargs or {}), out_val=result) // 2
 
 
 def is_forbidden(name: str) -> bool:
@@ -151,13 +161,13 @@ class _DispatchCounter(TorchDispatchMode):
         if first is not None and len(args) >= first + 2:
             shape_a, shape_b = list(args[first].shape), list(args[first + 1].shape)
             stats.op_shapes.append([func.name(), shape_a, shape_b])
-            stats.multiply_adds += multiply_adds(shape_a, shape_b)
+            stats.multiply_adds += (_torch_multiply_adds(func, args, kwargs, result)
+                                    if func.overloadpacket in _TORCH_FORMULAS else multiply_adds(shape_a, shape_b))
         elif func.overloadpacket in _PRODUCTS:
             _count_broadcast_product(stats, func, args, result)
         elif func.overloadpacket is torch.ops.aten.convolution and isinstance(result, torch.Tensor):
-            # each output entry sums C_in / groups * kernel size products: the weight's per-channel size
             stats.op_shapes.append([func.name(), list(result.shape), list(args[1].shape)])
-            stats.multiply_adds += result.numel() * args[1][0].numel()
+            stats.multiply_adds += _torch_multiply_adds(func, args, kwargs, result)
         outputs = _tensors(result)
         if outputs:
             inputs = {_storage_ptr(leaf) for leaf in _tensors((args, kwargs))}
