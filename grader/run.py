@@ -87,12 +87,18 @@ JSON_REPORT = ("--json-report", "--json-report-file=none",
                "--json-report-omit", "collectors", "log", "streams", "warnings", "keywords")
 
 
+# The only plugins a graded pytest loads besides the grader's own: child_env turns off pytest's autoloading,
+# so that whatever else is installed (hypothesis's plugin costs each run 1.3 CPU-seconds; pytest-randomly
+# would reorder the tests) does not take part in a grade.
+PLUGINS = ("pytest_jsonreport.plugin", "pytest_metadata.plugin")
+
+
 def _pytest_command(paths, impl, extra):
     return [
         sys.executable, "-m", "pytest", *paths, "--impl", str(impl),
         "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
         "-c", str(GRADER / "pytest.ini"), "--rootdir", str(REPO), "--confcutdir", str(REPO),
-        "-p", "grader.sandbox.isolation", *extra,
+        "-p", "grader.sandbox.isolation", *(arg for plugin in PLUGINS for arg in ("-p", plugin)), *extra,
     ]
 
 
@@ -102,7 +108,8 @@ def child_env() -> dict[str, str]:
     # One OpenMP thread: the suites' tensors are small, and with several gradings at once (batch) idle
     # OpenMP threads spin on the shared cores (measured: 6 students with --jobs 2 took 41 s and 62
     # CPU-seconds with torch's default threads, 21 s and 22 CPU-seconds with one).
-    env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+    env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     return env
 
 
