@@ -25,13 +25,19 @@ def combined_mask(mask, q_len, k_len, is_causal):
     return mask.masked_fill(~causal, float("-inf"))
 
 
+def output(q, k, v, mask=None, is_causal=False, scale=None):
+    """The output alone, as torch computes it (sdpa's weights cost a product with a [Tk, Tk] identity)."""
+    attn_mask = combined_mask(mask, q.size(-2), k.size(-2), is_causal)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, scale=scale)
+
+
 def sdpa(q, k, v, mask=None, is_causal=False, scale=None):
     """(output, weights) as torch computes them; weights are SDPA applied to V = identity."""
     attn_mask = combined_mask(mask, q.size(-2), k.size(-2), is_causal)
-    output = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, scale=scale)
+    out = output(q, k, v, mask, is_causal, scale)
     eye = torch.eye(k.size(-2), dtype=q.dtype).expand(*k.shape[:-1], k.size(-2))
     weights = F.scaled_dot_product_attention(q, k, eye, attn_mask=attn_mask, scale=scale)
-    return output, weights
+    return out, weights
 
 
 def scores(q, k, scale=None):
