@@ -68,9 +68,10 @@ lint: $(PY)
 	$(PY) -m ruff check grader instructor
 	$(PY) -m mypy
 
-# --durations: where CI's time goes, in every CI log (the slowest 25 tests)
+# --durations: where CI's time goes, in every CI log (the slowest 25 tests); -n: one pytest worker per core,
+# a file's tests on one worker (tests/tooling/conftest.py)
 tooling: $(PY)
-	$(PY) -m pytest tests/tooling -q -p no:cacheprovider --durations=25
+	$(PY) -m pytest tests/tooling -q -p no:cacheprovider --durations=25 -n $(JOBS) --dist loadgroup
 
 # The attacks whose outcome the sandbox level changes (marked each_level: the view, other processes, files,
 # limits), again as an ordinary user (uid 65534), whose grader gets the user-namespace level (run as root); the

@@ -107,3 +107,12 @@ def attacked_class(tmp_path_factory) -> AttackedClass:
 def pytest_configure(config):
     config.addinivalue_line("markers", "each_level: a property the sandbox level changes; `make sandbox-user` "
                                        "runs these again as uid 65534, at the user-namespace level")
+
+
+def pytest_collection_modifyitems(config, items):
+    """`make tooling` runs on every core (pytest-xdist, --dist loadgroup): a file's tests stay on one worker, so
+    that its module fixtures (a checkout, a toy lab) are made once, and every test of the attacked class shares
+    the one worker that grades it (a session fixture is made once per worker)."""
+    for item in items:
+        group = "attacked_class" if "attacked_class" in getattr(item, "fixturenames", ()) else item.path.name
+        item.add_marker(pytest.mark.xdist_group(group))
