@@ -22,7 +22,10 @@ what to change. scan() never raises on any input.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
+import string
+import symtable
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -65,6 +68,8 @@ class Policy:
     torch_private: frozenset[str]
     reviewed_private: frozenset[str]
     string_imports: frozenset[str]
+    builtins: frozenset[str]
+    trusted_names: frozenset[str]
 
 
 @lru_cache(maxsize=8)
@@ -88,10 +93,18 @@ def policy_of(lab: Lab = LAB) -> Policy:
         torch_private=frozenset(names["torch_private"]),
         reviewed_private=frozenset(data["private_names"]["reviewed"]),
         string_imports=frozenset(data["string_imports"]["methods"]),
+        builtins=frozenset(data["builtins_allowed"]["names"]) | (_EXCEPTION_CLASSES if data["builtins_allowed"][
+            "exception_classes"] else frozenset()),
+        trusted_names=frozenset(data["name_calls"]["functions"]) | frozenset(data["builtins_allowed"]["trusted"]),
     )
 
 
+_EXCEPTION_CLASSES = frozenset(name for name, value in vars(builtins).items()
+                               if isinstance(value, type) and issubclass(value, BaseException))
+
+
 CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)  # PEP 263, as tokenize reads it
+LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # what splitlines() splits at besides \r, \n
 
 
 def _decode(source: str | bytes, policy: Policy) -> str | Finding:
@@ -109,11 +122,15 @@ def _decode(source: str | bytes, policy: Policy) -> str | Finding:
             line = source[:error.start].count(b"\n") + 1
             return Finding(line, f"byte {source[error.start]:#04x} is not UTF-8 text: save {IMPL_NAME} as UTF-8",
                            unreadable=True)
-    for number, first in enumerate(text.splitlines()[:2], 1):
-        cookie = CODING.match(first)
-        if cookie and cookie.group(1).lower().replace("_", "-") not in ("utf-8", "utf8", "utf-8-sig"):
-            return Finding(number, f"a coding line for {cookie.group(1)}: save {IMPL_NAME} as UTF-8 and remove it",
-                           unreadable=True)
+    # Python looks for the coding line in the first two lines it reads, split at \n only; splitlines() also
+    # splits at form feeds and other breaks. Every piece of those lines, split either way, is looked at.
+    head = "\n".join(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")[:2])
+    for number, first in enumerate(head.split("\n"), 1):
+        for piece in [*LINE_BREAKS.split(first), first]:
+            cookie = CODING.match(piece)
+            if cookie and cookie.group(1).lower().replace("_", "-") not in ("utf-8", "utf8", "utf-8-sig"):
+                return Finding(number, f"a coding line for {cookie.group(1)}: save {IMPL_NAME} as UTF-8 and remove "
+                                       "it", unreadable=True)
     return text
 
 
@@ -146,6 +163,44 @@ def _nodes(tree: ast.AST, limit: int) -> list[ast.AST] | Finding:
         nodes.append(node)
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
     return nodes
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How Python resolves the file's names (symtable, scope by scope): the names some scope reads from the
+    builtins, and every name the file binds in any scope."""
+
+    builtins: frozenset[str]
+    bound: frozenset[str]
+
+
+def _scopes(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
+    yield table
+    for child in table.get_children():
+        yield from _scopes(child)
+
+
+def _resolve(text: str) -> Resolution | Finding:
+    try:
+        with syntax.PARSE_LOCK:
+            module = symtable.symtable(text, IMPL_NAME, "exec")
+    except SyntaxError as error:  # what ast accepts and the compiler does not: `nonlocal x` at the top, ...
+        return Finding(error.lineno or 0, f"Python cannot read it: {error.msg}", unreadable=True)
+    except (RecursionError, MemoryError, ValueError):
+        return Finding(0, "Python cannot read it: split it into simpler steps", unreadable=True)
+    tables = list(_scopes(module))
+    bound, module_level = set(), set()
+    for table in tables:
+        for symbol in table.get_symbols():
+            binds = symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace() or symbol.is_parameter()
+            if binds:
+                bound.add(symbol.get_name())
+            if binds and (table is module or symbol.is_declared_global()):
+                module_level.add(symbol.get_name())
+    read = {symbol.get_name() for table in tables for symbol in table.get_symbols()
+            if symbol.is_referenced() and (symbol.is_global() or table is module)
+            and symbol.get_name() not in module_level}
+    return Resolution(frozenset(read & set(vars(builtins))), frozenset(bound))
 
 
 NAMED_FIELDS = ("namedtuple", "NamedTuple", "make_dataclass")  # types whose attribute names are given as strings
@@ -181,50 +236,64 @@ def _called_name(call: ast.Call) -> str | None:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
-def _dotted(node: ast.expr) -> bool:
-    """A name or an attribute chain of names (torch.float64): no string, no call."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
+SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def _literal_loops(nodes: list[ast.AST]) -> dict[str, set[str]]:
-    """Names bound only as the variable of a loop over literal strings (for name in ("w_q", "w_k")), with
-    those strings: getattr(self, name) then reads only them."""
-    loops: dict[str, set[str]] = {}
+def _scope_of(root: ast.AST) -> dict[int, int]:
+    """Each node's scope: the function, lambda, class or module it is in (a comprehension counts as the
+    scope around it, so a name it binds counts as bound there)."""
+    scopes: dict[int, int] = {}
+    stack: list[tuple[ast.AST, int]] = [(root, id(root))]
+    while stack:
+        node, scope = stack.pop()
+        scopes[id(node)] = scope
+        inner = id(node) if isinstance(node, SCOPES) else scope
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return scopes
+
+
+def _literal_loops(nodes: list[ast.AST], scope_of: dict[int, int]) -> dict[tuple[int, str], set[str]]:
+    """(scope, name) of the names a scope binds only as the variable of loops over literal strings (for name
+    in ("w_q", "w_k")), with those strings: getattr(self, name) in that scope then reads only them."""
+    loops: dict[tuple[int, str], set[str]] = {}
     targets: set[int] = set()
     for node in nodes:
         if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) and isinstance(
                 node.iter, (ast.Tuple, ast.List, ast.Set)) and all(
                 isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.iter.elts):
-            loops.setdefault(node.target.id, set()).update(item.value for item in node.iter.elts)  # type: ignore[attr-defined]
+            key = (scope_of[id(node.target)], node.target.id)
+            loops.setdefault(key, set()).update(item.value for item in node.iter.elts)  # type: ignore[attr-defined]
             targets.add(id(node.target))
-    bound_otherwise: set[str] = set()  # every other way Python binds a name
+    bound_otherwise: set[tuple[int, str]] = set()  # every other way Python binds a name, in its scope
     for node in nodes:
+        scope = scope_of[id(node)]
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in targets:
-            bound_otherwise.add(node.id)
+            bound_otherwise.add((scope, node.id))
         elif isinstance(node, ast.arg):
-            bound_otherwise.add(node.arg)
+            bound_otherwise.add((scope, node.arg))
         elif isinstance(node, ast.alias):
-            bound_otherwise.add((node.asname or node.name).split(".")[0])
+            bound_otherwise.add((scope, (node.asname or node.name).split(".")[0]))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound_otherwise.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bound_otherwise.update(node.names)
+            bound_otherwise.add((scope, node.name))
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):  # the name is then another scope's: never a loop's
+            bound_otherwise.update((scope, name) for name in node.names)
+            bound_otherwise.update((id(nodes[0]), name) for name in node.names)
         elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            bound_otherwise.add(node.name)
+            bound_otherwise.add((scope, node.name))
         elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound_otherwise.add(node.rest)
-    return {name: values for name, values in loops.items() if name not in bound_otherwise}
+            bound_otherwise.add((scope, node.rest))
+    return {key: values for key, values in loops.items() if key not in bound_otherwise}
 
 
 class _Check:
     """One pass over the tree; each node type has its rule."""
 
-    def __init__(self, policy: Policy, nodes: list[ast.AST]) -> None:
+    def __init__(self, policy: Policy, nodes: list[ast.AST], resolution: Resolution) -> None:
         self.policy = policy
+        self.resolution = resolution
         self.own = _defined(nodes)
-        self.loops = _literal_loops(nodes)
+        self.scope_of = _scope_of(nodes[0])
+        self.loops = _literal_loops(nodes, self.scope_of)
         self.found: list[Finding] = []
         self.name_call_callees: set[int] = set()
         self.type_callees = {id(node.func) for node in nodes if isinstance(node, ast.Call)
@@ -234,10 +303,18 @@ class _Check:
         self.restricted_uses: set[int] = set()  # Name nodes used as NAME.allowed_attribute
         self.read_as: dict[int, str] = {}  # Name node -> the attribute read from it (NAME.attribute)
         self.restricted_attributes: set[int] = set()  # Attribute nodes NAME.listed_name of a restricted module
+        self.torch_names: set[str] = set()  # the names `import torch` binds
+        self.statements = {id(node.value) for node in nodes if isinstance(node, ast.Expr)}  # docstrings: words only
+        self.read_targets = {id(node.target) for node in nodes if isinstance(node, ast.AugAssign)}  # x.a += 1 reads x.a
         for node in nodes:
             if isinstance(node, ast.Import):
-                self.restricted |= {alias.asname or alias.name: alias.name for alias in node.names
-                                    if alias.name in policy.restricted}
+                for alias in node.names:
+                    # `import a.b` binds a: the name is then bound to package a, under a's restriction
+                    name, module = (alias.asname, alias.name) if alias.asname else (alias.name.split(".")[0],) * 2
+                    if module in policy.restricted:
+                        self.restricted[name] = module
+                    if module == "torch":
+                        self.torch_names.add(name)
         for node in nodes:
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 self.read_as[id(node.value)] = node.attr
@@ -266,7 +343,8 @@ class _Check:
             self.add(node, f"{shown} (reserved: {_why_reserved(name, self.policy)})")
         elif name.startswith("_") and name not in self.policy.reviewed_private and (
                 name not in self.own or name in self.policy.torch_private):
-            why = "a private name of torch's" if name in self.policy.torch_private else "not defined by " + IMPL_NAME
+            why = ("a private name of torch's or Python's" if name in self.policy.torch_private
+                   else "not defined by " + IMPL_NAME)
             self.add(node, f"{shown} ({why}: a private name is the file's own only where it defines it)")
 
     def visit(self, node: ast.AST) -> None:
@@ -279,8 +357,12 @@ class _Check:
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
+            top = alias.name.split(".")[0]
             if alias.name not in self.policy.modules and alias.name not in self.policy.restricted:
                 self.add(node, f"import {alias.name} ({_modules_line(self.policy)})")
+            elif not alias.asname and top not in self.policy.modules and top not in self.policy.restricted:
+                self.add(node, f"import {alias.name} (it binds {top}, which {IMPL_NAME} may not import: write "
+                               f"import {alias.name} as NAME)")
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = "." * node.level + (node.module or "")
@@ -301,23 +383,75 @@ class _Check:
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in self.policy.string_imports and (
-                node.keywords or len(node.args) > 1 or (node.args and not _dotted(node.args[0]))):
-            self.add(node, f".{func.attr}() with an argument other than a dotted name such as torch.float64 "
-                           "(given a string, it imports a module by name)")
+        if (isinstance(func, ast.Attribute) and func.attr in self.policy.string_imports
+                and not self._torch_type_call(node)):
+            self.add(node, f".{func.attr}() with an argument other than torch's own name such as torch.float64 "
+                           "(given a string, it imports a module by name): write .to(dtype)")
+        if isinstance(func, ast.Attribute) and func.attr in ("format", "format_map"):
+            self._format_call(node, func)
         if isinstance(func, ast.Name) and func.id in self.policy.name_calls:
             name = node.args[1] if len(node.args) > 1 else None
             if isinstance(name, ast.Constant) and isinstance(name.value, str) and not node.keywords:
                 self.name_call_callees.add(id(func))
                 self.attribute(node, name.value, f"{func.id}() of ")
-            elif isinstance(name, ast.Name) and name.id in self.loops and not node.keywords:
+            elif isinstance(name, ast.Name) and (self.scope_of[id(name)], name.id) in self.loops and not node.keywords:
                 self.name_call_callees.add(id(func))
-                for value in sorted(self.loops[name.id]):
+                for value in sorted(self.loops[self.scope_of[id(name)], name.id]):
                     self.attribute(node, value, f"{func.id}() of ")
             else:
                 self.name_call_callees.add(id(func))
                 self.add(node, f"{func.id}() with a name that is not a string literal or a loop over literals "
                               "(write obj.name)")
+
+    def _torch_type_call(self, node: ast.Call) -> bool:
+        """x.type(), x.type(torch.float64) or x.type(dtype=torch.float64[, non_blocking=True]): the only names
+        it can import are torch's own."""
+        def torch_named(value: ast.expr) -> bool:
+            root = value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            return isinstance(value, ast.Attribute) and isinstance(root, ast.Name) and root.id in self.torch_names
+        keywords = {keyword.arg: keyword.value for keyword in node.keywords}
+        if None in keywords or set(keywords) - {"dtype", "non_blocking"} or len(node.args) + ("dtype" in keywords) > 1:
+            return False
+        dtype = node.args[0] if node.args else keywords.get("dtype")
+        blocking = keywords.get("non_blocking")
+        return (dtype is None or torch_named(dtype)) and (blocking is None or isinstance(blocking, ast.Constant))
+
+    def _format_call(self, node: ast.Call, func: ast.Attribute) -> None:
+        """str.format reads attributes named inside its template ("{0.name}"): only a literal template, whose
+        fields are checked as attributes are."""
+        template = func.value
+        if not (isinstance(template, ast.Constant) and isinstance(template.value, str)):
+            self.add(node, f".{func.attr}() of a template that is not a string literal (a template reads attributes "
+                           "by names it holds): use an f-string")
+            return
+        pending = [template.value]
+        while pending:
+            try:
+                fields = list(string.Formatter().parse(pending.pop()))
+            except ValueError:
+                return  # Python raises the same when it formats
+            for _, field, spec, _ in fields:
+                for attribute in re.findall(r"\.([^.\[]*)", field or ""):
+                    self.attribute(node, attribute, "a format field's .")
+                if spec:
+                    pending.append(spec)
+
+    def builtins_used(self, nodes: list[ast.AST]) -> None:
+        """The builtins the file reads must be allowed ones, and the names the scan's rules trust (print,
+        type, getattr and its kin) must be the builtins themselves."""
+        first: dict[str, ast.AST] = {}
+        for node in nodes:
+            if isinstance(node, ast.Name):
+                first.setdefault(node.id, node)
+        for name in sorted(self.resolution.builtins - self.policy.builtins):
+            if not (name.startswith("__") and name.endswith("__")):  # the dunder rule's
+                why = self.policy.refused_builtins.get(name, "not one of the builtins this lab allows")
+                self.add(first.get(name, nodes[0]), f"{name} ({why})")
+        for name in sorted(self.resolution.bound & self.policy.trusted_names):
+            self.add(first.get(name, nodes[0]), f"a name of {IMPL_NAME}'s own called {name} (the grader reads "
+                                                f"{name} as Python's own: choose another name)")
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
@@ -328,8 +462,6 @@ class _Check:
             module, attribute = self.restricted[name], self.read_as.get(id(node))
             shown = f"{name}.{attribute}" if attribute else f"{name} other than as {name}.<name>"
             self.add(node, f"{shown} ({_restricted_line(module, self.policy)})")
-        elif name in self.policy.refused_builtins:
-            self.add(node, f"{name} ({self.policy.refused_builtins[name]})")
         elif name in self.policy.name_calls and id(node) not in self.name_call_callees:
             self.add(node, f"{name} other than called as {name}(obj, 'name')")
         elif name.startswith("__") and name.endswith("__") and name not in self.policy.dunders:
@@ -340,7 +472,7 @@ class _Check:
             return  # the module's listed name: exactly that module's value, whatever else the name means
         if isinstance(node.ctx, ast.Del) and node.attr not in self.own:
             self.add(node, f"del .{node.attr} (deleting what {IMPL_NAME} did not define)")
-        elif not isinstance(node.ctx, ast.Store):
+        elif not isinstance(node.ctx, ast.Store) or id(node) in self.read_targets:
             self.attribute(node, node.attr)
         elif node.attr in self.policy.reserved or (node.attr.startswith("__") and node.attr not in self.policy.dunders):
             self.attribute(node, node.attr)
@@ -350,7 +482,7 @@ class _Check:
             self.add(node, f"def {node.name} (a dunder method outside the lab's list hooks into Python's machinery)")
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        if any(keyword.arg == "metaclass" for keyword in node.keywords):
+        if any(keyword.arg in ("metaclass", None) for keyword in node.keywords):
             self.add(node, f"class {node.name}(metaclass=...) (a metaclass builds classes from names made at run time)")
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
@@ -358,7 +490,7 @@ class _Check:
             self.attribute(node, name, "case keyword ")
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str):
+        if isinstance(node.value, str) and id(node) not in self.statements:
             for name in sorted(set(DUNDER.findall(node.value)) - self.policy.dunders):
                 self.add(node, f"the name {name} in a string")
 
@@ -396,7 +528,11 @@ def scan(source: str | bytes, lab: Lab = LAB) -> list[Finding]:
     nodes = _nodes(tree, policy.max_depth)
     if isinstance(nodes, Finding):
         return [nodes]
-    check = _Check(policy, nodes)
+    resolution = _resolve(text)
+    if isinstance(resolution, Finding):
+        return [resolution]
+    check = _Check(policy, nodes, resolution)
+    check.builtins_used(nodes)
     for node in nodes:  # calls first: a getattr they allow is not refused as a bare name
         if isinstance(node, ast.Call):
             check.visit_Call(node)

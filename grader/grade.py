@@ -52,6 +52,11 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
     not start): never the student's."""
     impl = find_impl(path)
     if impl is None:
+        odd = next((each for each in (Path(path), Path(path) / IMPL_NAME)
+                    if each.name == IMPL_NAME and (each.exists() or each.is_symlink()) and not each.is_file()), None)
+        if odd is not None:  # a folder, a pipe or a dangling link by the name: never opened, which could block
+            message = f"{odd} is not a file (a folder, a pipe or a broken link): submit {IMPL_NAME} itself"
+            return missing_report(path, suite, tests_dir, message, Flag(FlagKind.REFUSED, f"{odd} is not a file"))
         return missing_report(path, suite, tests_dir)
     reason = outside_reason(path, impl)
     if reason:

@@ -34,7 +34,7 @@ def find_impl(path: str | Path) -> Path | None:
     if (path / IMPL_NAME).is_file():
         return path / IMPL_NAME
     found = sorted(path.rglob(IMPL_NAME), key=lambda p: (len(p.parts), str(p))) if path.is_dir() else []
-    found = [p for p in found if ".venv" not in p.parts and "site-packages" not in p.parts]
+    found = [p for p in found if p.is_file() and ".venv" not in p.parts and "site-packages" not in p.parts]
     return found[0] if found else None
 
 

@@ -13,7 +13,7 @@ import ast
 import threading
 import warnings
 
-_PARSE = threading.Lock()
+PARSE_LOCK = threading.Lock()  # also taken by what else runs the parser (symtable)
 _ATTEMPTS = 3
 
 
@@ -30,6 +30,6 @@ def parse(source: str | bytes) -> ast.Module:
 
 
 def _parse_quietly(source: str | bytes) -> ast.Module:
-    with _PARSE, warnings.catch_warnings():
+    with PARSE_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         return ast.parse(source)

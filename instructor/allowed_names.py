@@ -15,6 +15,7 @@ import argparse
 import importlib
 import json
 import pkgutil
+import re
 import sys
 import types
 import warnings
@@ -165,7 +166,32 @@ def generate(policy: dict[str, Any]) -> dict[str, Any]:
     reserved = refused | kernels | unsafe
     imports = {name: sorted(_importable(module, reserved, reached)) for name, module in modules.items()}
     return {"torch": torch.__version__, "allowed": sorted(allowed - reserved), "reserved": sorted(reserved),
-            "imports": imports, "restricted": restricted_names(policy), "torch_private": sorted(_torch_private())}
+            "imports": imports, "restricted": restricted_names(policy),
+            "torch_private": sorted(_torch_private() | _restricted_private(policy))}
+
+
+PRIVATE_IN_SOURCE = re.compile(r"""(?:\.|\bas\s+|['"])(_[A-Za-z0-9_]+)\b""")  # x._a, import y as _a, "_a"
+
+
+def _restricted_private(policy: dict[str, Any]) -> set[str]:
+    """Every private name that an object of a restricted module (or of what its allowed names hand out) may
+    carry: what its module and classes bind, and what their source reads or writes as an attribute
+    (catch_warnings() keeps the warnings module in self._module; collections binds sys as _sys)."""
+    sources: set[str] = set()
+    names: set[str] = set()
+    for module_name, listed in restricted_names(policy).items():
+        module = importlib.import_module(module_name)
+        values = [module, *(getattr(module, name) for name in listed if hasattr(module, name))]
+        for value in values:
+            names |= {name for name in dir(value) if _is_private(name)}
+            defined_in = sys.modules.get(_origin(value)) if not isinstance(value, types.ModuleType) else value
+            path = getattr(defined_in, "__file__", None)
+            if isinstance(path, str) and path.endswith(".py"):
+                sources.add(path)
+    for path in sorted(sources):
+        names |= {name for name in PRIVATE_IN_SOURCE.findall(Path(path).read_text(encoding="utf-8"))
+                  if _is_private(name)}
+    return names
 
 
 def _torch_private() -> set[str]:
@@ -234,6 +260,8 @@ def handout_table(policy: dict[str, Any]) -> str:
     """The handout's 'What you may use' table, from the same description the scan reads."""
     modules = sorted(name for name in policy["modules"] if name != "__future__")
     refused_builtins = policy["builtins_refused"]
+    allowed_builtins = [name for name in policy["builtins_allowed"]["names"] if name not in ("True", "False", "None")]
+    trusted = policy["builtins_allowed"]["trusted"]
     calls = policy["name_calls"]["functions"]
     refused = policy["attributes_refused"]
     dunders = [name for name in policy["dunders"] if name not in ("__main__", "__future__")]
@@ -249,9 +277,11 @@ def handout_table(policy: dict[str, Any]) -> str:
                    "`try`, `match`, `lambda`, comprehensions, `global`",
          ", ".join(syntax) + "; metaclasses (`metaclass=`, `type()` with three arguments); a coding line other "
          "than UTF-8"),
-        ("builtins", f"all the others (`len`, `range`, `isinstance`, `super`, `print`, ...); {_code(calls)} as "
-                     "a call with a literal name: `getattr(obj, \"name\")`",
-         "; ".join(f"`{name}` ({why})" for name, why in refused_builtins.items())),
+        ("builtins", f"{_code(sorted(set(allowed_builtins) - set(calls)))}, every exception class; {_code(calls)} "
+                     "as a call with a literal name: `getattr(obj, \"name\")`. A name your file binds (a parameter "
+                     "called `input`) is yours",
+         "the others, among them " + "; ".join(f"`{name}` ({why})" for name, why in refused_builtins.items())
+         + f"; and binding {_code(trusted)} to something of your own"),
         ("attributes", "torch's public API (`torch`, `Tensor`, `nn`, `F`, `nn.init`, `linalg`, ...), Python's "
                        f"own types, your own names; of the dunders {_code(dunders)}",
          "torch's own attention under any name (`F.scaled_dot_product_attention`, `nn.MultiheadAttention`, "

@@ -581,8 +581,19 @@ def _replace_everywhere(replacements):
                     setattr(module, attribute, by_identity[id(value)])
 
 
+# Printing a tensor is not counted only where torch's own code does all of it: a tensor of torch's own types
+# whose classes are as install() found them (a subclass's property, or one set on torch.Tensor, would run the
+# student's code while the counter is paused).
+_PRINTED_AS_TORCH = (torch.Tensor, torch.nn.Parameter)
+_CLASSES_AT_INSTALL: dict[type, dict[str, Any]] = {}
+
+
 def _print_uncounted(self, *, tensor_contents=None):
     """torch's tensor printer without its pop of every dispatch mode: printing is simply not counted."""
+    if type(self) not in _PRINTED_AS_TORCH or any(dict(vars(cls)) != attributes
+                                                  for cls, attributes in _CLASSES_AT_INSTALL.items()):
+        with torch.no_grad():
+            return torch._tensor_str._str_intern(self, tensor_contents=tensor_contents)
     counter = _counter()
     counter.paused += 1
     try:
@@ -595,6 +606,7 @@ def _print_uncounted(self, *, tensor_contents=None):
 
 def _keep_the_counter_in_place():
     _counter()
+    _CLASSES_AT_INSTALL.update({cls: dict(vars(cls)) for cls in _PRINTED_AS_TORCH})
     torch._tensor_str._str = _print_uncounted
     torch._C._DispatchOperatorHandle.redispatch_boxed = _refusal("redispatching an operation below torch's modes")
     disable = torch._C.DisableTorchFunction

@@ -16,7 +16,7 @@ from grader.capabilities import scan
 from grader.sandbox import isolation as sandbox
 from instructor import gradescope
 from tests.tooling.conftest import tamper_environment
-from tests.tooling.misbehaving import TAMPERING, grade_submission, redteam_submission
+from tests.tooling.misbehaving import ATTACKS, TAMPERING, grade_submission, redteam_submission
 
 needs_namespaces = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
 ROOT_ONLY = pytest.mark.skipif(sandbox.level() not in sandbox.TRUSTED,
@@ -89,3 +89,20 @@ def test_a_mode_entered_and_left_inside_the_call_and_the_default_device_keep_ful
     report = grade_submission(tmp_path, "balanced_mode", redteam_submission("balanced_mode"), "all",
                               behind_the_scan=True)
     assert report.score == 100 and report.bonus_score == 20 and not report.flags
+
+
+def test_a_worker_reply_of_the_wrong_shape_fails_the_students_tests_not_the_grader(tmp_path):
+    """The worker runs the student's code, so its replies are checked before the test process reads them: an
+    error reply whose fields have other types (redteam/error_reply_types_whole_file.py replaces the worker's
+    describe()) stopped pytest inside a hook, and the run ended as the grader's error, blaming the machine."""
+    from grader.grade import grade
+    from tests.tooling.small_checkout import small_tests
+
+    source = (ATTACKS / "error_reply_types_whole_file.py").read_text()
+    assert scan(source.encode())  # the scan refuses it first (Storage.type of a variable)
+    (tmp_path / "student").mkdir()
+    (tmp_path / "student" / "attention.py").write_text(source)
+    # one test file: each malformed reply costs a new worker
+    report = grade(tmp_path / "student", "public", tests_dir=small_tests(tmp_path / "tests"),
+                   syntax_scan=lambda source: [])
+    assert any("malformed reply" in (test.message or "") for test in report.tests)  # a report, not exit 2

@@ -146,8 +146,40 @@ def test_each_attack_that_passed_an_earlier_scan_is_refused(path):
     coding line, __match_args__ or a metaclass built at run time, a loop variable rebound by a match
     capture, update_wrapper or singledispatch turning names into attributes or code, sys.stderr's FileIO,
     warnings' linecache; torch's private functions that import by name or unpickle (_import_dotted_name,
-    storage._load_from_bytes), Storage.type('module'), the nested-tensor masked softmax."""
+    storage._load_from_bytes), Storage.type('module'), the nested-tensor masked softmax. The white-box round:
+    Storage.type(a variable), a coding line behind a form feed, `import a.b` binding package a, x._private -= y
+    (which reads it), a print of the file's own, catch_warnings()._module, license's file printer, a format
+    template built at run time, a metaclass in class keywords."""
     assert scan(path.read_bytes())
+
+
+@pytest.mark.parametrize("source", [
+    '"""Uses Tensor.__rmatmul__ to multiply."""\nx = 1\n',
+    "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        for name in ('w_q', 'w_k'):\n            setattr(self, name, nn.Linear(2, 2))\n"
+    "def helper(table):\n    for name, value in table.items():\n        print(name, value)\n",
+    "import torch\ndef f(x):\n    return x.type(dtype=torch.float64), x.type(torch.float32, non_blocking=True)\n",
+    "def forward(self, input, filter=None):\n    return input if filter is None else filter(input)\n",
+    "import collections.abc\ndef f(x):\n    return isinstance(x, collections.abc.Sequence)\n",
+    "import collections.abc as cabc\nS = cabc.Sequence\n",
+    "x = '{:.3f} and {0} and {name}'.format(1.0, name=2)\ny = 'a {0[1]}'.format([1, 2])\n",
+    "def f():\n    try:\n        pass\n    except (ValueError, RuntimeError, NotImplementedError) as error:\n        raise\n",
+])
+def test_idioms_an_earlier_scan_refused_pass(source):
+    """Found by the white-box red team: a docstring naming a dunder, a getattr loop whose variable name a
+    helper elsewhere reuses, .type(dtype=...), a builtin's name as a parameter, `import collections.abc`."""
+    assert scan(source) == []
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\ndef f(x, y):\n    return x.type(y.type())\n",
+    "def f(obj):\n    return '{0._secret}'.format(obj)\n", "template = '{0.a}'\ns = template.format(1)\n",
+    "def f():\n    return open\n", "def g(input):\n    return input\nreader = input\n",
+    "type = 3\n", "def getattr(a, b):\n    return a\n",
+])
+def test_a_builtin_read_scope_by_scope_and_templates_and_type_calls_are_checked(source):
+    """input as a parameter is the file's own; read where nothing binds it, it is the builtin (refused)."""
+    assert refused(source)
 
 
 @pytest.mark.parametrize("source", [

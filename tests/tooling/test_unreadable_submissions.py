@@ -21,3 +21,18 @@ def test_an_unreadable_file_gets_a_report_with_zero_and_exit_1(tmp_path):
     report = json.loads(result.stdout)
     assert report["score"] == 0 and report["flags"][0].startswith(FlagKind.REFUSED.value)
     assert "cannot be graded as it is" in report["tests"][0]["message"]
+
+
+def test_a_folder_or_a_pipe_named_attention_py_is_refused_as_the_students_without_opening_it(tmp_path):
+    """A folder named attention.py was read (exit 2); a named pipe blocked the grader forever."""
+    import os
+
+    from grader.grade import grade
+
+    (tmp_path / "folder" / "attention.py").mkdir(parents=True)
+    (tmp_path / "pipe").mkdir()
+    os.mkfifo(tmp_path / "pipe" / "attention.py")
+    for name in ("folder", "pipe"):
+        report = grade(tmp_path / name, "public")
+        assert report.score == 0 and report.flags[0].kind is FlagKind.REFUSED
+        assert "is not a file" in report.tests[0].message

@@ -1,0 +1,1 @@
+printer = license.__class__("x", "", ["/proc/self/status"], ["/"])

@@ -1,0 +1,5 @@
+import abc
+
+
+class Own(**{"metaclass": abc.ABCMeta}):
+    pass

@@ -1,0 +1,8 @@
+import collections.abc
+
+
+class Own:
+    _sys = 1
+
+
+sys_module = collections._sys

@@ -1,0 +1,3 @@
+# Lab 03# student solution
+# -*- coding: utf-7 -*-
+x = 1
