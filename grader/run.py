@@ -21,10 +21,11 @@ from typing import Any
 
 from grader.handover import Handover
 from grader.launch import PLAIN, Launcher
+from grader.logtail import read_tail
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, SUITES, TESTS, scrubbed, suite_names
 from grader.records import TestMeta, TestRecord
 from grader.report import Flag, FlagKind
-from grader.sandbox.isolation import level, make_undumpable, read_tail
+from grader.sandbox.isolation import level, make_undumpable
 from grader.sandbox.policy import Limits, limits_from
 from grader.signing import verify
 from grader.tasks import points_drift

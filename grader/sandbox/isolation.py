@@ -26,7 +26,7 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from grader.paths import GRADER, REPO, Env
 from grader.sandbox.policy import DEFAULT, Limits
@@ -52,21 +52,6 @@ EXPOSED = {  # what a worker can read at a level without the allow-list view
     "none": "every file you can read",
 }
 _LEVEL: dict[str, str] = {}
-
-
-LOG_TAIL_BYTES = 16 * 1024
-
-
-def read_tail(path_or_file: str | os.PathLike[str] | IO[bytes], limit: int = LOG_TAIL_BYTES) -> str:
-    """The last `limit` bytes of a log as text: a 200 MB line costs the reader nothing."""
-    def tail(handle):
-        handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, handle.tell() - limit))
-        return handle.read(limit).decode(errors="replace")
-    if hasattr(path_or_file, "seek"):
-        return tail(path_or_file)
-    with open(path_or_file, "rb") as handle:
-        return tail(handle)
 
 
 # -- choosing the level --------------------------------------------------------------------------
