@@ -25,7 +25,8 @@ from grader.logtail import read_tail
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, SUITES, TESTS, scrubbed, suite_names
 from grader.records import TestMeta, TestRecord
 from grader.report import Flag, FlagKind
-from grader.sandbox.isolation import level, make_undumpable
+from grader.sandbox import linux
+from grader.sandbox.isolation import level
 from grader.sandbox.policy import Limits, limits_from
 from grader.signing import verify
 from grader.tasks import points_drift
@@ -93,7 +94,7 @@ def _pytest_command(paths, impl, extra):
         sys.executable, "-m", "pytest", *paths, "--impl", str(impl),
         "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
         "-c", str(GRADER / "pytest.ini"), "--rootdir", str(REPO), "--confcutdir", str(REPO),
-        "-p", "grader.sandbox.isolation", *extra,
+        "-p", "grader.sandbox.undumpable", *extra,
     ]
 
 
@@ -237,7 +238,7 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     names, tests_dir = suite_paths(suite, tests_dir)
     if not names:
         raise GraderError(f"no test suite {suite!r} under {tests_dir}")
-    make_undumpable()  # this process holds every run's key
+    linux.make_undumpable()  # this process holds every run's key
     impl = Path(impl).resolve()
     run = RawRun(impl=str(impl), suites=names)
     worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)

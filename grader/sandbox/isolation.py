@@ -26,15 +26,11 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from grader.paths import GRADER, REPO, Env
 from grader.sandbox.policy import DEFAULT, Limits
 from grader.sandbox.slots import FIRST_UID, SLOTS, Slot
 from grader.sandbox.view import HOME, SCRATCH, mount_point, plan
-
-if TYPE_CHECKING:
-    import pytest
 
 LEVELS = ("namespaces", "uid", "user-namespace", "none")
 DESCRIPTIONS = {
@@ -238,14 +234,3 @@ def unshare_path() -> str:
         raise SandboxUnavailable("`unshare` (util-linux) is no longer on PATH: the namespace sandbox cannot start")
     return path
 
-
-def pytest_configure(config: "pytest.Config") -> None:
-    """Loaded into the graded pytest process (`-p grader.sandbox.isolation`): it holds the HMAC key."""
-    make_undumpable()
-
-
-def make_undumpable() -> None:
-    if sys.platform.startswith("linux"):
-        from grader.sandbox import linux
-
-        linux.make_undumpable()
