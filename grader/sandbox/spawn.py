@@ -6,7 +6,6 @@ At a sandboxed level the command runs the sandbox's init (grader.sandbox.boot) u
 namespaces; with no sandbox, the worker (grader.sandbox.worker) as a plain child process.
 """
 
-import json
 import os
 import shutil
 import socket
@@ -19,6 +18,7 @@ from typing import IO
 
 from grader.paths import GRADER, REPO
 from grader.sandbox import isolation
+from grader.sandbox.boot_config import BOOT_SCRIPT, BootConfig
 from grader.sandbox.isolation import (
     LEVELS,
     NAMESPACE_FLAGS,
@@ -44,9 +44,6 @@ def worker_environment(environ: Mapping[str, str], home: str) -> dict[str, str]:
     env = {name: environ[name] for name in KEPT_VARIABLES if name in environ}
     env.update(PYTHONDONTWRITEBYTECODE="1", PATH=os.defpath, HOME=home, TMPDIR=home)
     return env
-
-
-BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.boot import boot; boot(sys.argv[2])"
 
 
 class SandboxedProcess(subprocess.Popen):
@@ -82,31 +79,31 @@ def secrets(impl_file: str | os.PathLike[str], hide: Iterable[str | os.PathLike[
 
 def command(impl_file: str | os.PathLike[str], fd: int, chosen: str, limits: Limits = DEFAULT,
             hide: Iterable[str | os.PathLike[str]] = (), warm: str = "all") -> tuple[list[str], Slot | None, str]:
-    """(argv, slot, host folder to remove afterwards) to start the worker on impl_file with socket fd."""
+    """(argv, slot, host folder to remove afterwards) to start the worker on impl_file with socket fd: the
+    sandbox's init, grader.sandbox.boot.main, through BOOT_SCRIPT."""
     slot = Slot(limits) if chosen in TRUSTED else None
-    config: dict = {"impl": str(impl_file), "fd": fd, "level": chosen, "uid": slot.uid if slot else None,
-                    "limits": limits.to_json(), "cgroups": [str(path) for path in slot.cgroups] if slot else [],
-                    "warm": warm, "view": None, "root": None, "scratch": None}
     try:
+        view, root, scratch = None, None, None
         if chosen in VIEW_LEVELS:
             view = plan(GRADER, secrets(impl_file, hide))
-            folder = mount_point(view)
-            config.update(view=view.to_json(), root=folder)
+            folder = root = mount_point(view)
         else:  # the uid level: no view; a scratch folder other uids can enter, outside TMPDIR
-            folder = tempfile.mkdtemp(prefix="grader-scratch-", dir=scratch_base())
+            folder = scratch = tempfile.mkdtemp(prefix="grader-scratch-", dir=scratch_base())
             os.chmod(folder, 0o755)
-            config.update(scratch=folder)
+        config = BootConfig(fd=fd, level=chosen, uid=slot.uid if slot else None, limits=limits, warm=warm,
+                            impl=str(impl_file), cgroups=tuple(str(path) for path in slot.cgroups) if slot else (),
+                            view=view, root=root, scratch=scratch)
     except BaseException:
         if slot is not None:
             slot.release()
         raise
-    return sandboxed_python(chosen, BOOT, config), slot, folder
+    return sandboxed_python(chosen, [str(BOOT_SCRIPT), config.to_json()]), slot, folder
 
 
-def sandboxed_python(chosen: str, boot: str, config: dict) -> list[str]:
-    """The command line of an isolated, unbuffered Python (-I -u: print() reaches the log at once) that runs
-    boot with the grader importable and config as its argument, in new namespaces at the levels that have them."""
-    python = [sys.executable, "-I", "-u", "-c", boot, str(GRADER.parent), json.dumps(config)]
+def sandboxed_python(chosen: str, args: list[str]) -> list[str]:
+    """The command line of an isolated, unbuffered Python (-I -u: print() reaches the log at once) given args,
+    in new namespaces at the levels that have them."""
+    python = [sys.executable, "-I", "-u", *args]
     if chosen == "namespaces":
         return [unshare_path(), *NAMESPACE_FLAGS, *python]
     if chosen == "user-namespace":

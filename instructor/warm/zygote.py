@@ -37,6 +37,7 @@ from typing import IO, NoReturn
 from grader.paths import GRADER, REPO
 from grader.sandbox import linux
 from grader.sandbox.boot import START_FAILED, run_init
+from grader.sandbox.boot_config import BootConfig
 from grader.sandbox.isolation import level
 from grader.sandbox.policy import DEFAULT, Limits
 from grader.sandbox.slots import Slot
@@ -100,7 +101,8 @@ class Zygote(forkserver.Client):
         env.update(OMP_NUM_THREADS="1")
 
         def argv(fd: int) -> list[str]:
-            return sandboxed_python("namespaces", BOOT, {"fd": fd, "view": view.to_json(), "root": root})
+            config = {"fd": fd, "view": view.to_json(), "root": root}
+            return sandboxed_python("namespaces", ["-c", BOOT, str(GRADER.parent), json.dumps(config)])
 
         return forkserver.launch(argv, env, root)
 
@@ -199,9 +201,9 @@ def _init(request: dict, worker_fd: int, source: bytes, view: View) -> NoReturn:
         linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
         linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
         linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC | linux.MS_RDONLY)
-        scratch = mount_scratch(view, request["limits"]["scratch_mb"])
-        config = {"uid": request["uid"], "limits": request["limits"], "view": view.to_json(), "fd": worker_fd,
-                  "level": "namespaces", "warm": "all"}
+        limits = Limits.from_json(request["limits"])
+        scratch = mount_scratch(view, limits.scratch_mb)
+        config = BootConfig(fd=worker_fd, level="namespaces", uid=request["uid"], limits=limits, warm="all", view=view)
     except BaseException as error:
         print(f"sandbox: the worker's namespace could not be set up: {error!r}", file=sys.stderr, flush=True)
         os._exit(START_FAILED)

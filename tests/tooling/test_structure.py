@@ -144,3 +144,37 @@ def test_the_instructor_modules_import_each_other_one_way_only():
     circles = [found for start in sorted(graph) if (found := circle_from(start, [start]))]
     assert circles == [], " -> ".join(circles[0])
     assert "batch" not in graph["lms"] | graph["cluster"] | graph["preflight"]
+
+
+def test_the_sandboxs_boot_config_survives_its_command_line():
+    """spawn writes the init's config, boot reads it: one typed value, one pair of functions."""
+    from grader.sandbox.boot_config import BootConfig
+    from grader.sandbox.view import View
+
+    view = View(read_only=("/usr",), links=(("/lib", "usr/lib"),), covered=("/usr/secret",))
+    config = BootConfig(fd=7, level="namespaces", uid=60003, limits=Limits(call_seconds=2.5), warm="public",
+                        impl="/class/ada/attention.py", cgroups=("/sys/fs/cgroup/a",), view=view, root="/run/x")
+    assert BootConfig.from_json(config.to_json()) == config
+    assert set(json.loads(config.to_json())) == {"impl", "fd", "level", "uid", "limits", "cgroups", "warm", "view",
+                                                 "root", "scratch"}
+
+
+def test_the_sandboxs_init_starts_from_this_checkouts_grader_whatever_the_folder_and_environment(tmp_path):
+    """The init's command runs grader/sandbox/boot_script.py in isolated mode: a grader package in its working
+    folder or on PYTHONPATH (a student's folder could hold one) is never what it imports."""
+    import subprocess
+    import sys
+
+    from grader.sandbox.boot import START_FAILED
+    from grader.sandbox.boot_config import BOOT_SCRIPT
+
+    decoy = tmp_path / "grader" / "sandbox"
+    decoy.mkdir(parents=True)
+    for folder in (decoy.parent, decoy):
+        (folder / "__init__.py").write_text("print('decoy imported')\n")
+    (decoy / "boot.py").write_text("print('decoy imported')\n")
+    done = subprocess.run([sys.executable, "-I", "-u", str(BOOT_SCRIPT), "not a config"], cwd=tmp_path,
+                          env={"PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, timeout=60)
+    assert done.returncode == START_FAILED, done.stderr
+    assert "decoy" not in done.stdout + done.stderr
+    assert "sandbox: could not be built" in done.stderr
