@@ -178,3 +178,16 @@ def test_the_sandboxs_init_starts_from_this_checkouts_grader_whatever_the_folder
     assert done.returncode == START_FAILED, done.stderr
     assert "decoy" not in done.stdout + done.stderr
     assert "sandbox: could not be built" in done.stderr
+
+
+def test_the_checked_level_travels_in_a_variable_of_its_own_never_in_the_users(monkeypatch):
+    """GRADER_SANDBOX means only what the user said (off, or a weaker level). The level the grader checked reaches
+    its pytest child as GRADER_HANDOVER_LEVEL, and one left in the grader's own environment is scrubbed first."""
+    from grader.run import child_env
+
+    assert Handover(level="namespaces").to_environ() == {Env.HANDOVER_LEVEL: "namespaces"}
+    assert Handover.from_environ({Env.SANDBOX: "uid"}).level is None
+    monkeypatch.setenv(Env.SANDBOX, "off")
+    monkeypatch.setenv(Env.HANDOVER_LEVEL, "namespaces")
+    environ = child_env()
+    assert environ[Env.SANDBOX] == "off" and Env.HANDOVER_LEVEL not in environ
