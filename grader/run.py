@@ -220,16 +220,13 @@ def _start_pytest(tests_dir: Path, names: tuple[str, ...], impl: str | Path, ext
 
 
 def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
-               tests_dir: str | Path | None = None, prespawn: bool = True, limits: Limits | None = None,
+               tests_dir: str | Path | None = None, limits: Limits | None = None,
                hide: tuple[str, ...] = (), launcher: Launcher = PLAIN) -> RawRun:
     """Run one suite (public, hidden or all) on the student's file at impl; return a RawRun.
 
-    prespawn: start the worker here, through launcher, so that it imports torch while pytest starts (a second
-    faster); False: the pytest child starts it. A worker the plain launcher starts is this process's child and
-    could reach this process's file descriptors through /proc, so `batch`, which grades several students in one
-    process, passes prespawn=launcher.detached_workers (instructor.gradebook.grade_folder): True only for
-    workers that are no children of ours (batch's zygote). Nothing here overrides it.
-    launcher: how the pytest child and the worker start (grader.launch; batch passes instructor.warm's).
+    launcher: how the pytest child and the worker start (grader.launch; batch passes instructor.warm's), and
+    whether the worker starts here before pytest or in the pytest child (Launcher.worker_before_pytest: the
+    rule, and why).
     limits: the worker's limits and timeouts (default: Limits with the GRADER_* overrides of this process's
     environment). hide: folders no worker may see, beyond the checkout and the student's folder (batch: the
     class). Raises GraderError when the grader could not run the student's code at all.
@@ -245,7 +242,7 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     worker = None
     # the level this run was checked for, not one the child finds anew
     handover = Handover(worker_log=worker_log.name, limits=limits, hide=tuple(map(str, hide)), level=level())
-    if prespawn:
+    if launcher.worker_before_pytest:
         worker, worker_sock = launcher.start_worker(impl, worker_log, names == ("public",), limits, hide)
         handover = replace(handover, worker_fd=worker_sock.fileno(), worker_pid=worker.pid)
     before = fingerprint(tests_dir)
