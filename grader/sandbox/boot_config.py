@@ -5,12 +5,8 @@ gives one to each init it forks (instructor.warm.zygote). Nothing else parses it
 import json
 from dataclasses import dataclass
 
-from grader.paths import GRADER
 from grader.sandbox.policy import Limits
 from grader.sandbox.view import View
-
-#: what the init's command line runs: `python -I -u BOOT_SCRIPT CONFIG` (see that file for why a file)
-BOOT_SCRIPT = GRADER / "sandbox" / "boot_script.py"
 
 
 @dataclass(frozen=True)

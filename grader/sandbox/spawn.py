@@ -18,7 +18,7 @@ from typing import IO
 
 from grader.paths import GRADER, REPO
 from grader.sandbox import isolation
-from grader.sandbox.boot_config import BOOT_SCRIPT, BootConfig
+from grader.sandbox.boot_config import BootConfig
 from grader.sandbox.isolation import (
     LEVELS,
     NAMESPACE_FLAGS,
@@ -31,8 +31,11 @@ from grader.sandbox.policy import DEFAULT, Limits
 from grader.sandbox.slots import Slot
 from grader.sandbox.view import HOME, SCRATCH, mount_point, plan
 
-UNSANDBOXED = ("import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.worker import main; "
-               "main(sys.argv[2:])")
+# The files the worker's command lines run, in isolated mode (-I): each makes this grader importable and calls
+# one main(argv), so the start is followed by import. The init's, at a sandboxed level: grader.sandbox.boot.main;
+# the worker's own, with no sandbox: grader.sandbox.worker.main.
+BOOT_SCRIPT = GRADER / "sandbox" / "boot_script.py"
+WORKER_SCRIPT = GRADER / "sandbox" / "worker_script.py"
 
 
 KEPT_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OMP_NUM_THREADS", "SYSTEMROOT")  # SYSTEMROOT: Windows
@@ -152,7 +155,7 @@ def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = Fals
     slot: Slot | None
     if chosen == "none":
         folder = tempfile.mkdtemp(prefix="grader-scratch-")
-        argv = [sys.executable, "-I", "-u", "-c", UNSANDBOXED, str(GRADER.parent), str(fd), str(impl_file), warm,
+        argv = [sys.executable, "-I", "-u", str(WORKER_SCRIPT), str(fd), str(impl_file), warm,
                 str(limits.address_space_mb)]
         slot = None
         env = worker_environment(os.environ, folder)

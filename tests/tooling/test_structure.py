@@ -159,25 +159,28 @@ def test_the_sandboxs_boot_config_survives_its_command_line():
                                                  "root", "scratch"}
 
 
-def test_the_sandboxs_init_starts_from_this_checkouts_grader_whatever_the_folder_and_environment(tmp_path):
-    """The init's command runs grader/sandbox/boot_script.py in isolated mode: a grader package in its working
-    folder or on PYTHONPATH (a student's folder could hold one) is never what it imports."""
+@pytest.mark.parametrize("script", ["boot", "worker"])
+def test_a_workers_start_imports_this_checkouts_grader_whatever_the_folder_and_environment(tmp_path, script):
+    """The worker's command lines run grader/sandbox/boot_script.py (the init) or worker_script.py (no sandbox) in
+    isolated mode: a grader package in the working folder or on PYTHONPATH (a student's folder could hold one) is
+    never what they import."""
     import subprocess
     import sys
 
     from grader.sandbox.boot import START_FAILED
-    from grader.sandbox.boot_config import BOOT_SCRIPT
+    from grader.sandbox.spawn import BOOT_SCRIPT, WORKER_SCRIPT
 
     decoy = tmp_path / "grader" / "sandbox"
     decoy.mkdir(parents=True)
-    for folder in (decoy.parent, decoy):
-        (folder / "__init__.py").write_text("print('decoy imported')\n")
-    (decoy / "boot.py").write_text("print('decoy imported')\n")
-    done = subprocess.run([sys.executable, "-I", "-u", str(BOOT_SCRIPT), "not a config"], cwd=tmp_path,
-                          env={"PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, timeout=60)
-    assert done.returncode == START_FAILED, done.stderr
+    for module in (decoy.parent / "__init__.py", decoy / "__init__.py", decoy / "boot.py", decoy / "worker.py"):
+        module.write_text("print('decoy imported')\n")
+    path, code, said = {"boot": (BOOT_SCRIPT, START_FAILED, "sandbox: could not be built"),
+                        "worker": (WORKER_SCRIPT, 1, "ValueError")}[script]
+    done = subprocess.run([sys.executable, "-I", "-u", str(path), "not a config"], cwd=tmp_path,
+                          env={"PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == code, done.stderr
     assert "decoy" not in done.stdout + done.stderr
-    assert "sandbox: could not be built" in done.stderr
+    assert said in done.stderr
 
 
 def test_the_checked_level_travels_in_a_variable_of_its_own_never_in_the_users(monkeypatch):
