@@ -42,11 +42,11 @@ def outside_reason(path: str | Path, impl: str | Path) -> str | None:
 
 
 def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float = 600.0,
-          tests_dir: str | Path | None = None, prespawn: bool = True, limits: Limits | None = None,
+          tests_dir: str | Path | None = None, limits: Limits | None = None,
           hide: tuple[str, ...] = (), launcher: Launcher = PLAIN,
           syntax_scan: SyntaxScan = scan) -> Report:
     """The report of path's file on suite, or a report of every test failed if there is none to grade.
-    prespawn: whether this process starts the worker (grader.run.run_pytest says when it must not).
+    launcher: how the pytest child and the worker start (grader.launch; PLAIN: this process grades this one file).
     syntax_scan: what refuses a file before it runs (grader.capabilities.scan; the tests of the layers behind
     it pass one that finds nothing). Raises GraderError when the grader itself cannot grade (its sandbox does
     not start): never the student's."""
@@ -72,5 +72,5 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
         why = "cannot be read" if findings[0].unreadable else "uses what the lab does not allow"
         return missing_report(path, suite, tests_dir, refusal(findings),
                               Flag(FlagKind.REFUSED, f"{IMPL_NAME} {why}: {findings[0]}"))
-    return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, prespawn=prespawn,
-                                   limits=limits, hide=hide, launcher=launcher))
+    return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, limits=limits, hide=hide,
+                                   launcher=launcher))

@@ -57,8 +57,8 @@ class Handover:
             env[Env.LIMITS] = json.dumps(self.limits.to_json())
         if self.hide:
             env[Env.SANDBOX_HIDE] = os.pathsep.join(self.hide)
-        if self.level is not None:
-            env[Env.SANDBOX] = self.level
+        if self.level is not None:  # a variable of its own: GRADER_SANDBOX stays what the user said
+            env[Env.HANDOVER_LEVEL] = self.level
         if self.collect_only:
             env[Env.COLLECT_ONLY] = "1"
         return env
@@ -76,7 +76,7 @@ class Handover:
             worker_log=environ.get(Env.WORKER_LOG),
             limits=limits,
             hide=tuple(path for path in environ.get(Env.SANDBOX_HIDE, "").split(os.pathsep) if path),
-            level=environ.get(Env.SANDBOX) or None,
+            level=environ.get(Env.HANDOVER_LEVEL) or None,
             collect_only=bool(environ.get(Env.COLLECT_ONLY)),
         )
 

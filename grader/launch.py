@@ -1,5 +1,5 @@
 """How a grading run starts its two processes: the pytest child that runs the suites, and the worker that
-runs the student's code. grade() takes a Launcher; the plain one (PLAIN) starts each as a new process.
+runs the student's code. grade() takes a Launcher; the plain ones (PLAIN, PLAIN_BATCH) start each as a new process.
 `instructor batch` passes a warm launcher (instructor.warm) that forks both from servers that imported
 torch once."""
 
@@ -15,9 +15,13 @@ from grader.sandbox.spawn import spawn_worker
 
 
 class Launcher(Protocol):
-    #: the worker is no child of the grader's process, so the grader may start it before pytest (it could
-    #: otherwise reach the grader's file descriptors through /proc)
-    detached_workers: bool
+    #: Whether grader.run.run_pytest starts the worker itself, through this launcher, before pytest (both then
+    #: import torch at once: a second off `make test`); otherwise the pytest child starts it. The rule, said here
+    #: only: a worker that is a child of the grading process could reach that process's file descriptors through
+    #: /proc, and a process that grades several students (batch, mutants, a Dask host) holds every run's pipes.
+    #: So True where the process grades one submission (PLAIN: `grade`, gradescope-run) or the worker is no
+    #: child of it (batch's zygote); False for a plain worker of a process that grades several (PLAIN_BATCH).
+    worker_before_pytest: bool
 
     def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, handover: Handover,
                      stdout: int | IO[bytes]) -> Any:
@@ -30,9 +34,11 @@ class Launcher(Protocol):
 
 
 class PlainLauncher:
-    """Each process is a new one: `python -m pytest`, and the worker through grader.sandbox.spawn."""
+    """Each process is a new one: `python -m pytest`, and the worker through grader.sandbox.spawn (a child of
+    the process that starts it)."""
 
-    detached_workers = False
+    def __init__(self, worker_before_pytest: bool) -> None:
+        self.worker_before_pytest = worker_before_pytest
 
     def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, handover: Handover,
                      stdout: int | IO[bytes]) -> subprocess.Popen:
@@ -46,4 +52,5 @@ class PlainLauncher:
         return spawn_worker(impl_file, log, new_session=True, public_only=public_only, limits=limits, hide=hide)
 
 
-PLAIN = PlainLauncher()
+PLAIN = PlainLauncher(worker_before_pytest=True)  # for a process that grades one submission
+PLAIN_BATCH = PlainLauncher(worker_before_pytest=False)  # for one that grades several: batch's, without a zygote

@@ -52,14 +52,15 @@ class Env:
     CALL_TIMEOUT = "GRADER_CALL_TIMEOUT"  # seconds per call into student code
     IMPORT_TIMEOUT = "GRADER_IMPORT_TIMEOUT"  # seconds for importing the student's file
     RUN_BUDGET = "GRADER_RUN_BUDGET"  # gradescope-run: seconds for the whole run
-    SANDBOX = "GRADER_SANDBOX"  # "off", or a weaker level by name (tests of the fallbacks)
+    SANDBOX = "GRADER_SANDBOX"  # the user's alone: "off", or a weaker level by name (tests of the fallbacks)
+    HANDOVER_LEVEL = "GRADER_HANDOVER_LEVEL"  # grader -> pytest child: the level the grader checked, not probed again
     SANDBOX_HIDE = "GRADER_SANDBOX_HIDE"  # grader -> pytest child: folders no worker may see (batch: the class)
     SANDBOX_MEMORY_MB = "GRADER_SANDBOX_MEMORY_MB"  # cgroup memory limit of the worker tree
     WORKER_MEMORY_MB = "GRADER_WORKER_MEMORY_MB"  # the worker's address-space budget
 
 
 # What each child must not inherit: secrets and hand-overs meant for someone else.
-NOT_FOR_PYTEST = (Env.KEY_FD, Env.REPORT_FD, "GRADER_KEY", "GRADER_REPORT", "PYTEST_")
+NOT_FOR_PYTEST = (Env.KEY_FD, Env.REPORT_FD, Env.HANDOVER_LEVEL, "GRADER_KEY", "GRADER_REPORT", "PYTEST_")
 
 
 def scrubbed(environ: Mapping[str, str], hidden: tuple[str, ...]) -> dict[str, str]:

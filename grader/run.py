@@ -21,10 +21,12 @@ from typing import Any
 
 from grader.handover import Handover
 from grader.launch import PLAIN, Launcher
+from grader.logtail import read_tail
 from grader.paths import GRADER, NOT_FOR_PYTEST, REPO, SUITES, TESTS, scrubbed, suite_names
 from grader.records import TestMeta, TestRecord
 from grader.report import Flag, FlagKind
-from grader.sandbox.isolation import level, make_undumpable, read_tail
+from grader.sandbox import linux
+from grader.sandbox.isolation import level
 from grader.sandbox.policy import Limits, limits_from
 from grader.signing import verify
 from grader.tasks import points_drift
@@ -98,7 +100,7 @@ def _pytest_command(paths, impl, extra):
         sys.executable, "-m", "pytest", *paths, "--impl", str(impl),
         "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
         "-c", str(GRADER / "pytest.ini"), "--rootdir", str(REPO), "--confcutdir", str(REPO),
-        "-p", "grader.sandbox.isolation", *(arg for plugin in PLUGINS for arg in ("-p", plugin)), *extra,
+        "-p", "grader.sandbox.undumpable", *(arg for plugin in PLUGINS for arg in ("-p", plugin)), *extra,
     ]
 
 
@@ -225,16 +227,13 @@ def _start_pytest(tests_dir: Path, names: tuple[str, ...], impl: str | Path, ext
 
 
 def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
-               tests_dir: str | Path | None = None, prespawn: bool = True, limits: Limits | None = None,
+               tests_dir: str | Path | None = None, limits: Limits | None = None,
                hide: tuple[str, ...] = (), launcher: Launcher = PLAIN) -> RawRun:
     """Run one suite (public, hidden or all) on the student's file at impl; return a RawRun.
 
-    prespawn: start the worker here, through launcher, so that it imports torch while pytest starts (a second
-    faster); False: the pytest child starts it. A worker the plain launcher starts is this process's child and
-    could reach this process's file descriptors through /proc, so `batch`, which grades several students in one
-    process, passes prespawn=launcher.detached_workers (instructor.gradebook.grade_folder): True only for
-    workers that are no children of ours (batch's zygote). Nothing here overrides it.
-    launcher: how the pytest child and the worker start (grader.launch; batch passes instructor.warm's).
+    launcher: how the pytest child and the worker start (grader.launch; batch passes instructor.warm's), and
+    whether the worker starts here before pytest or in the pytest child (Launcher.worker_before_pytest: the
+    rule, and why).
     limits: the worker's limits and timeouts (default: Limits with the GRADER_* overrides of this process's
     environment). hide: folders no worker may see, beyond the checkout and the student's folder (batch: the
     class). Raises GraderError when the grader could not run the student's code at all.
@@ -243,14 +242,14 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     names, tests_dir = suite_paths(suite, tests_dir)
     if not names:
         raise GraderError(f"no test suite {suite!r} under {tests_dir}")
-    make_undumpable()  # this process holds every run's key
+    linux.make_undumpable()  # this process holds every run's key
     impl = Path(impl).resolve()
     run = RawRun(impl=str(impl), suites=names)
     worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
     worker = None
     # the level this run was checked for, not one the child finds anew
     handover = Handover(worker_log=worker_log.name, limits=limits, hide=tuple(map(str, hide)), level=level())
-    if prespawn:
+    if launcher.worker_before_pytest:
         worker, worker_sock = launcher.start_worker(impl, worker_log, names == ("public",), limits, hide)
         handover = replace(handover, worker_fd=worker_sock.fileno(), worker_pid=worker.pid)
     before = fingerprint(tests_dir)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from grader.capabilities import SyntaxScan, scan
 from grader.grade import grade
-from grader.launch import PLAIN, Launcher
+from grader.launch import PLAIN_BATCH, Launcher
 from grader.report import FlagKind, Report, failure_report
 from grader.run import GraderError, PointsDrift
 from grader.sandbox.policy import Limits
@@ -31,16 +31,15 @@ def not_graded(report: Report) -> bool:
 
 
 def grade_folder(folder: Path, suite: str, timeout: float, tests_dir: str | Path | None = None,
-                 hide: tuple[str, ...] = (), launcher: Launcher = PLAIN,
+                 hide: tuple[str, ...] = (), launcher: Launcher = PLAIN_BATCH,
                  syntax_scan: SyntaxScan = scan, limits: Limits | None = None) -> Report:
-    """folder's report; a report flagged as a grader error (not graded) when the grader itself failed twice."""
+    """folder's report; a report flagged as a grader error (not graded) when the grader itself failed twice.
+    launcher: one for a process that grades several students (its default, or instructor.warm's)."""
     why = ""
     for _ in range(GRADER_ERROR_ATTEMPTS):
         try:
-            # The worker starts here only where it is no child of this process, which holds the classmates'
-            # pipes (the zygote's); otherwise each student's pytest child starts its own.
-            return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, prespawn=launcher.detached_workers,
-                         hide=hide, launcher=launcher, syntax_scan=syntax_scan, limits=limits)
+            return grade(folder, suite, timeout=timeout, tests_dir=tests_dir, hide=hide, launcher=launcher,
+                         syntax_scan=syntax_scan, limits=limits)
         except PointsDrift:
             raise  # the suites themselves are wrong: no student of the class can be graded with them
         except GraderError as error:

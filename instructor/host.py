@@ -21,14 +21,16 @@ import hashlib
 import json
 import os
 import socket
+import stat
 import struct
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from grader.paths import REPO
-from grader.sandbox.isolation import private_dir
 from instructor.warm import WarmLauncher, launcher_for, start_servers
 from instructor.warm.forkserver import Client
 from instructor.warm.prefork import Prefork
@@ -39,6 +41,16 @@ ATTACH_TIMEOUT_S = 120.0  # the starter's servers may still be importing torch
 BIND_ATTEMPTS = 40
 RETRY_S = 0.05
 KINDS: dict[str, type[Client]] = {kind.KIND: kind for kind in (Zygote, Prefork)}
+
+
+def private_dir(name: str) -> Path:
+    """The folder name in the temporary directory, made if missing: refused unless it is ours alone."""
+    folder = Path(tempfile.gettempdir()) / name
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.lstat()
+    if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077 or not stat.S_ISDIR(info.st_mode):
+        raise RuntimeError(f"{folder} is not a private directory of this user")
+    return folder
 
 
 class Unusable(Exception):

@@ -7,7 +7,6 @@ grader.sandbox.worker runs.
 """
 
 import errno
-import json
 import os
 import signal
 import sys
@@ -17,8 +16,9 @@ from typing import NoReturn
 
 from grader.paths import IMPL_NAME
 from grader.sandbox import cgroups, linux, seccomp
+from grader.sandbox.boot_config import BootConfig
 from grader.sandbox.policy import MB, Limits, set_rlimit
-from grader.sandbox.view import HOME, View, build, mount_scratch
+from grader.sandbox.view import HOME, build, mount_scratch
 
 START_FAILED = 70  # the init's exit status when the sandbox could not be built
 
@@ -46,29 +46,29 @@ def prepare_scratch(scratch: Path, source: bytes, uid: int | None) -> tuple[Path
     return impl_copy, home
 
 
-def become_worker(config: dict, impl_copy: Path, home: Path) -> NoReturn:
+def become_worker(config: BootConfig, impl_copy: Path, home: Path) -> NoReturn:
     """The worker's start: its uid (or no capabilities), limits and no new privileges, then its loop."""
-    limits = Limits.from_json(config["limits"])
+    limits = config.limits
     os.chdir(home)
-    uid = config["uid"]
+    uid = config.uid
     set_limits(limits, uid is not None)
     if uid is not None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    elif config["view"] is not None:
+    elif config.view is not None:
         linux.drop_capabilities()
     linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
     linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
     filter_system_calls()
-    fd = config["fd"]
+    fd = config.fd
     os.closerange(3, fd)
     os.closerange(fd + 1, 65536)
     tempfile.tempdir = str(home)  # the worker's temporary folder (its environment names none)
     sys.dont_write_bytecode = True
     from grader.sandbox import worker
 
-    worker.main([str(fd), str(impl_copy), config["warm"], str(limits.address_space_mb)])
+    worker.main([str(fd), str(impl_copy), config.warm, str(limits.address_space_mb)])
     os._exit(0)
 
 
@@ -84,10 +84,10 @@ def filter_system_calls() -> None:
         print(f"sandbox: this kernel has no seccomp filters ({error})", file=sys.stderr, flush=True)
 
 
-def run_init(config: dict, source: bytes, scratch: Path) -> NoReturn:
+def run_init(config: BootConfig, source: bytes, scratch: Path) -> NoReturn:
     """Fork the worker into scratch and wait for it; exit with its status."""
     linux.make_undumpable()
-    impl_copy, home = prepare_scratch(scratch, source, config["uid"])
+    impl_copy, home = prepare_scratch(scratch, source, config.uid)
     sys.stdout.flush()
     child = os.fork()
     if child == 0:
@@ -96,28 +96,34 @@ def run_init(config: dict, source: bytes, scratch: Path) -> NoReturn:
         except BaseException as error:
             print(f"sandbox: the worker could not start: {error!r}", file=sys.stderr, flush=True)
             os._exit(START_FAILED)
-    os.close(config["fd"])
+    os.close(config.fd)
     while True:
         pid, status = os.wait()
         if pid == child:
             break
-    if config["uid"] is not None and config["view"] is None:
-        _kill_as(config["uid"])
+    if config.uid is not None and config.view is None:
+        _kill_as(config.uid)
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
-def boot(config_text: str) -> NoReturn:
-    """The plain start's init: cgroups, the view, the scratch, then the worker."""
+def main(argv: list[str]) -> NoReturn:
+    """The plain start's init (grader/sandbox/boot_script.py runs it; argv: [a BootConfig as JSON]): cgroups,
+    the view, the scratch, then the worker."""
     try:
-        config = json.loads(config_text)
-        cgroups.join(config["cgroups"])
-        source = Path(config["impl"]).read_bytes()
-        if config["view"] is not None:
-            view = View.from_json(config["view"])
-            build(view, config["root"])
-            scratch = mount_scratch(view, config["limits"]["scratch_mb"])
+        config = BootConfig.from_json(argv[0])
+        cgroups.join(list(config.cgroups))
+        if config.impl is None:
+            raise ValueError("a plain start names the student's file")
+        source = Path(config.impl).read_bytes()
+        if config.view is not None:
+            if config.root is None:
+                raise ValueError("a view needs its root")
+            build(config.view, config.root)
+            scratch = mount_scratch(config.view, config.limits.scratch_mb)
+        elif config.scratch is not None:
+            scratch = Path(config.scratch)
         else:
-            scratch = Path(config["scratch"])
+            raise ValueError("a start without a view needs its scratch folder")
     except BaseException as error:
         print(f"sandbox: could not be built: {error!r}", file=sys.stderr, flush=True)
         os._exit(START_FAILED)

@@ -1,5 +1,10 @@
-"""The OS sandbox the worker (student code) runs in: which level this machine gives, and the command
-that starts the worker there (its init is grader.sandbox.boot; its file system grader.sandbox.view).
+"""Which isolation this machine gives student code, chosen once per process: for the process that grades.
+
+The grader (`python -m grader`, batch, gradescope-run, a Dask host's preflight) calls level(), describe() or
+require() and hands the level it checked to its pytest child (grader.handover), which starts the worker at that
+level without probing again; only a plain `pytest` run, with no grader above it, asks level() itself. How the
+worker is started at a level is grader.sandbox.spawn's; its init, grader.sandbox.boot; its file system,
+grader.sandbox.view.
 
 Levels, best first (`level()` picks the best this machine offers, once per process):
 - "namespaces": we are root and `unshare` works. The worker runs as its own uid (60000 + slot, one per
@@ -17,24 +22,15 @@ The resource limits (grader.sandbox.policy.Limits) apply at every level on Linux
 (grader.sandbox.cgroups, v1 or v2) where they can be made.
 """
 
-import json
 import os
 import shutil
 import stat
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
 
-from grader.paths import GRADER, REPO, Env
-from grader.sandbox.policy import DEFAULT, Limits
-from grader.sandbox.slots import FIRST_UID, SLOTS, Slot
-from grader.sandbox.view import HOME, SCRATCH, mount_point, plan
-
-if TYPE_CHECKING:
-    import pytest
+from grader.paths import GRADER, Env
+from grader.sandbox.slots import FIRST_UID, SLOTS
 
 LEVELS = ("namespaces", "uid", "user-namespace", "none")
 DESCRIPTIONS = {
@@ -52,21 +48,6 @@ EXPOSED = {  # what a worker can read at a level without the allow-list view
     "none": "every file you can read",
 }
 _LEVEL: dict[str, str] = {}
-
-
-LOG_TAIL_BYTES = 16 * 1024
-
-
-def read_tail(path_or_file: str | os.PathLike[str] | IO[bytes], limit: int = LOG_TAIL_BYTES) -> str:
-    """The last `limit` bytes of a log as text: a 200 MB line costs the reader nothing."""
-    def tail(handle):
-        handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, handle.tell() - limit))
-        return handle.read(limit).decode(errors="replace")
-    if hasattr(path_or_file, "seek"):
-        return tail(path_or_file)
-    with open(path_or_file, "rb") as handle:
-        return tail(handle)
 
 
 # -- choosing the level --------------------------------------------------------------------------
@@ -92,7 +73,7 @@ def _detect():
     if os.geteuid() == 0 and workers_uids_mapped():
         if unshare and _probe([unshare, *NAMESPACE_FLAGS, "true"]):
             return "namespaces"
-        return "uid" if all(_traversable(path) for path in _needed()) else "none"
+        return "uid" if all(traversable(path) for path in _needed()) else "none"
     if unshare and _probe([unshare, "--user", "--map-root-user", *NAMESPACE_FLAGS, "true"]):
         return "user-namespace"
     return "none"
@@ -113,7 +94,7 @@ def _needed():
     return [GRADER.resolve(), Path(os.path.realpath(sys.prefix)), Path(os.path.realpath(sys.base_prefix))]
 
 
-def _traversable(path):
+def traversable(path: Path) -> bool:
     """Whether another uid can reach path (without a mount namespace nothing can be exposed to it)."""
     return all(os.stat(folder).st_mode & stat.S_IXOTH for folder in (path, *path.parents))
 
@@ -151,116 +132,3 @@ def _how_to_reach(levels: tuple[str, ...]) -> str:
         return ("Run it on Linux as root, or as a user who may make user namespaces "
                 "(`unshare --user --map-root-user --net true` succeeds)")
     return "Run it as root on Linux with namespaces"
-
-
-# -- starting the worker ---------------------------------------------------------------------------
-
-BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.boot import boot; boot(sys.argv[2])"
-
-
-def private_dir(name: str) -> Path:
-    """The folder name in the temporary directory, made if missing: refused unless it is ours alone."""
-    folder = Path(tempfile.gettempdir()) / name
-    folder.mkdir(mode=0o700, exist_ok=True)
-    info = folder.lstat()
-    if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077 or not stat.S_ISDIR(info.st_mode):
-        raise RuntimeError(f"{folder} is not a private directory of this user")
-    return folder
-
-
-class SandboxedProcess(subprocess.Popen):
-    """The worker's outermost process; waiting for it also frees its uid and cgroups."""
-
-    slot: Slot | None = None
-    scratch: str | None = None
-
-    def _cleanup(self):
-        if self.slot is not None:
-            self.slot.release()
-            self.slot = None
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            self.scratch = None
-
-    def wait(self, timeout: float | None = None) -> int:
-        code = super().wait(timeout)
-        self._cleanup()
-        return code
-
-    def poll(self) -> int | None:
-        code = super().poll()
-        if code is not None:
-            self._cleanup()
-        return code
-
-
-def secrets(impl_file: str | os.PathLike[str], hide: Iterable[str | os.PathLike[str]] = ()) -> list[str]:
-    """What no view may show: the checkout, the student's folder, and the folders in hide (the class)."""
-    return [str(REPO), str(Path(impl_file).parent), *map(str, hide)]
-
-
-def command(impl_file: str | os.PathLike[str], fd: int, chosen: str, limits: Limits = DEFAULT,
-            hide: Iterable[str | os.PathLike[str]] = (), warm: str = "all") -> tuple[list[str], Slot | None, str]:
-    """(argv, slot, host folder to remove afterwards) to start the worker on impl_file with socket fd."""
-    slot = Slot(limits) if chosen in TRUSTED else None
-    config: dict = {"impl": str(impl_file), "fd": fd, "level": chosen, "uid": slot.uid if slot else None,
-                    "limits": limits.to_json(), "cgroups": [str(path) for path in slot.cgroups] if slot else [],
-                    "warm": warm, "view": None, "root": None, "scratch": None}
-    try:
-        if chosen in VIEW_LEVELS:
-            view = plan(GRADER, secrets(impl_file, hide))
-            folder = mount_point(view)
-            config.update(view=view.to_json(), root=folder)
-        else:  # the uid level: no view; a scratch folder other uids can enter, outside TMPDIR
-            folder = tempfile.mkdtemp(prefix="grader-scratch-", dir=scratch_base())
-            os.chmod(folder, 0o755)
-            config.update(scratch=folder)
-    except BaseException:
-        if slot is not None:
-            slot.release()
-        raise
-    return sandboxed_python(chosen, BOOT, config), slot, folder
-
-
-def sandboxed_python(chosen: str, boot: str, config: dict) -> list[str]:
-    """The command line of an isolated, unbuffered Python (-I -u: print() reaches the log at once) that runs
-    boot with the grader importable and config as its argument, in new namespaces at the levels that have them."""
-    python = [sys.executable, "-I", "-u", "-c", boot, str(GRADER.parent), json.dumps(config)]
-    if chosen == "namespaces":
-        return [unshare_path(), *NAMESPACE_FLAGS, *python]
-    if chosen == "user-namespace":
-        return [unshare_path(), "--user", "--map-root-user", *NAMESPACE_FLAGS, *python]
-    return python
-
-
-def worker_home(chosen: str, folder: str) -> str:
-    """Where the worker's home is, seen from the worker (boot.prepare_scratch makes it)."""
-    return f"{SCRATCH if chosen in VIEW_LEVELS else folder}/{HOME}"
-
-
-def scratch_base() -> str:
-    """Where the uid level's scratch folders go: a folder every uid can traverse, whatever TMPDIR says."""
-    for base in ("/dev/shm", "/tmp", "/var/tmp", tempfile.gettempdir()):
-        if os.path.isdir(base) and _traversable(Path(base).resolve()) and os.access(base, os.W_OK):
-            return base
-    raise SandboxUnavailable("no folder that the sandbox's uid can enter for its scratch (tried /dev/shm, /tmp)")
-
-
-def unshare_path() -> str:
-    """Where `unshare` is (the namespace levels are only chosen where it was found)."""
-    path = shutil.which("unshare")
-    if path is None:
-        raise SandboxUnavailable("`unshare` (util-linux) is no longer on PATH: the namespace sandbox cannot start")
-    return path
-
-
-def pytest_configure(config: "pytest.Config") -> None:
-    """Loaded into the graded pytest process (`-p grader.sandbox.isolation`): it holds the HMAC key."""
-    make_undumpable()
-
-
-def make_undumpable() -> None:
-    if sys.platform.startswith("linux"):
-        from grader.sandbox import linux
-
-        linux.make_undumpable()

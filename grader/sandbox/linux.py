@@ -7,6 +7,7 @@ would be a ready-made way into C for it.
 import ctypes
 import os
 import platform
+import sys
 from typing import Any
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
@@ -65,7 +66,10 @@ def prctl(option: int, value: int) -> None:
 
 
 def make_undumpable() -> None:
-    """No /proc/PID/mem, no ptrace, no core file of this process for anyone but root with CAP_SYS_PTRACE."""
+    """No /proc/PID/mem, no ptrace, no core file of this process for anyone but root with CAP_SYS_PTRACE.
+    Nothing where there is no prctl (macOS, Windows): the grader runs there too, unsandboxed."""
+    if not sys.platform.startswith("linux"):
+        return
     try:
         prctl(PR_SET_DUMPABLE, 0)
     except OSError:

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from grader.lab import LAB
+from grader.logtail import read_tail
 from grader.paths import IMPL_NAME
 from grader.sandbox import clock, wire
 from grader.sandbox.errors import (
@@ -36,7 +37,6 @@ from grader.sandbox.errors import (
     local_exception_class,
     well_formed_error,
 )
-from grader.sandbox.isolation import read_tail
 from grader.sandbox.policy import Limits
 from grader.sandbox.spawn import spawn_worker
 

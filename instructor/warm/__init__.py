@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from grader.handover import Handover
-from grader.launch import PLAIN
+from grader.launch import PLAIN_BATCH
 from grader.run import child_env
 from grader.sandbox.policy import Limits
 from instructor.warm.forkserver import Client
@@ -29,7 +29,7 @@ from instructor.warm.zygote import available as zygote_available
 
 class WarmLauncher:
     """Forks the pytest child from a prefork server and the worker from a zygote, where each is given;
-    starts a new process (grader.launch.PLAIN) for what is not."""
+    starts a new process (grader.launch.PLAIN_BATCH: it grades several students) for what is not."""
 
     def __init__(self, zygote: Zygote | None = None, prefork: Prefork | None = None,
                  scratch: str | None = None) -> None:
@@ -37,14 +37,14 @@ class WarmLauncher:
         self.zygote = zygote
         self.prefork = prefork
         self.scratch = scratch
-        self.detached_workers = zygote is not None  # a zygote's worker is no child of ours
+        self.worker_before_pytest = zygote is not None  # a zygote's worker is no child of ours (grader.launch)
 
     def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, handover: Handover,
                      stdout: int | IO[bytes]) -> Any:
         """A forked child runs in the prefork server's environment (child_env when it started) and is given
         handover directly."""
         if self.prefork is None:
-            return PLAIN.start_pytest(argv, scratch_env(env, self.scratch), cwd, handover, stdout)
+            return PLAIN_BATCH.start_pytest(argv, scratch_env(env, self.scratch), cwd, handover, stdout)
         pytest_args = argv[argv.index("pytest") + 1:]
         out = stdout if isinstance(stdout, int) else stdout.fileno()
         return self.prefork.start(pytest_args, handover, str(cwd), out)
@@ -52,7 +52,7 @@ class WarmLauncher:
     def start_worker(self, impl_file: Path, log: IO[bytes], public_only: bool, limits: Limits,
                      hide: Sequence[str]) -> tuple[Any, socket.socket]:
         if self.zygote is None:
-            return PLAIN.start_worker(impl_file, log, public_only, limits, hide)
+            return PLAIN_BATCH.start_worker(impl_file, log, public_only, limits, hide)
         return self.zygote.spawn(impl_file, log, limits)
 
 

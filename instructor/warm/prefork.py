@@ -81,7 +81,7 @@ def _warm():
     from _pytest.config import default_plugins
 
     import grader.plugin  # noqa: F401
-    import grader.sandbox.isolation  # noqa: F401
+    import grader.sandbox.undumpable  # noqa: F401
 
     for name in (*(f"_pytest.{plugin}" for plugin in default_plugins), "pytest_jsonreport.plugin",
                  "pytest_metadata.plugin"):

@@ -35,11 +35,13 @@ from pathlib import Path
 from typing import IO, NoReturn
 
 from grader.paths import GRADER, REPO
-from grader.sandbox import isolation as sandbox
 from grader.sandbox import linux
 from grader.sandbox.boot import START_FAILED, run_init
+from grader.sandbox.boot_config import BootConfig
+from grader.sandbox.isolation import level
 from grader.sandbox.policy import DEFAULT, Limits
-from grader.sandbox.spawn import worker_environment
+from grader.sandbox.slots import Slot
+from grader.sandbox.spawn import sandboxed_python, worker_environment, worker_home
 from grader.sandbox.view import View, build, mount_point, mount_scratch, plan
 from instructor.warm import forkserver
 from instructor.warm.forkserver import Channel, ServerGone
@@ -58,9 +60,9 @@ class ZygoteWorker(forkserver.Forked):
     """A worker forked by the zygote, reached through the pidfd of the zygote's child that is its ancestor
     (`pid` is that child's pid here)."""
 
-    def __init__(self, pidfd: int, slot: sandbox.Slot) -> None:
+    def __init__(self, pidfd: int, slot: Slot) -> None:
         super().__init__(pidfd)
-        self.slot: sandbox.Slot | None = slot
+        self.slot: Slot | None = slot
 
     def kill(self) -> None:
         if self.pidfd is not None:
@@ -95,11 +97,12 @@ class Zygote(forkserver.Client):
     def _start(self, hide: Iterable[str | Path]) -> tuple[subprocess.Popen, Channel]:
         view = plan(GRADER, [str(REPO), *map(str, hide)])
         self.scratch = root = mount_point(view)
-        env = worker_environment(os.environ, sandbox.worker_home("namespaces", root))  # each worker's, in its scratch
+        env = worker_environment(os.environ, worker_home("namespaces", root))  # each worker's, in its scratch
         env.update(OMP_NUM_THREADS="1")
 
         def argv(fd: int) -> list[str]:
-            return sandbox.sandboxed_python("namespaces", BOOT, {"fd": fd, "view": view.to_json(), "root": root})
+            config = {"fd": fd, "view": view.to_json(), "root": root}
+            return sandboxed_python("namespaces", ["-c", BOOT, str(GRADER.parent), json.dumps(config)])
 
         return forkserver.launch(argv, env, root)
 
@@ -107,7 +110,7 @@ class Zygote(forkserver.Client):
               limits: Limits = DEFAULT) -> tuple[ZygoteWorker, socket.socket]:
         """(ZygoteWorker, our end of its socket) for a worker on impl_file writing to log (an open file).
         The child joins its cgroups through the files we open here: the zygote's view has no /sys/fs/cgroup."""
-        slot = sandbox.Slot(limits)
+        slot = Slot(limits)
         ours, theirs = socket.socketpair()
         fds = [theirs.fileno(), os.open(impl_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)]
         try:
@@ -133,7 +136,7 @@ class Zygote(forkserver.Client):
 
 def available() -> bool:
     """Whether this machine can run a zygote: the namespaces sandbox level, and pidfds (Linux 5.3)."""
-    return sandbox.level() == "namespaces" and hasattr(os, "pidfd_open")
+    return level() == "namespaces" and hasattr(os, "pidfd_open")
 
 
 # -- inside: the zygote (root, in its namespaces) -------------------------------------------------------
@@ -198,9 +201,9 @@ def _init(request: dict, worker_fd: int, source: bytes, view: View) -> NoReturn:
         linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
         linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
         linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC | linux.MS_RDONLY)
-        scratch = mount_scratch(view, request["limits"]["scratch_mb"])
-        config = {"uid": request["uid"], "limits": request["limits"], "view": view.to_json(), "fd": worker_fd,
-                  "level": "namespaces", "warm": "all"}
+        limits = Limits.from_json(request["limits"])
+        scratch = mount_scratch(view, limits.scratch_mb)
+        config = BootConfig(fd=worker_fd, level="namespaces", uid=request["uid"], limits=limits, warm="all", view=view)
     except BaseException as error:
         print(f"sandbox: the worker's namespace could not be set up: {error!r}", file=sys.stderr, flush=True)
         os._exit(START_FAILED)

@@ -306,7 +306,7 @@ def test_a_grader_error_that_does_not_recur_costs_the_student_nothing(tmp_path, 
     from instructor.batch import grade_folder
 
     class FailsOnce:
-        detached_workers = False
+        worker_before_pytest = False
         failed = False
 
         def start_pytest(self, *args):
@@ -394,35 +394,48 @@ def test_the_gradescope_runner_grades_exactly_with_its_root_under_tmpdir(tmp_pat
     assert all(test["status"] == "passed" for test in results["tests"])
 
 
-class CountingLauncher:
-    """The plain launcher, counting the workers it starts from this process."""
-
-    def __init__(self, detached_workers: bool):
-        self.detached_workers = detached_workers
-        self.workers = 0
-
-    def start_pytest(self, *args):
-        from grader.launch import PLAIN
-
-        return PLAIN.start_pytest(*args)
-
-    def start_worker(self, *args):
-        from grader.launch import PLAIN
-
-        self.workers += 1
-        return PLAIN.start_worker(*args)
-
-
-def test_batch_starts_a_worker_from_its_own_process_only_where_the_worker_is_no_child_of_it(tmp_path, small_suite):
-    """docs/grading.md: `grade` starts the worker itself; batch, which holds every student's pipes, does only
-    through a launcher whose workers are no children of its process (the zygote), and otherwise leaves the
-    start to each pytest child, whatever the launcher could do."""
+def test_the_grading_process_starts_a_worker_only_where_no_other_students_run_is_in_its_reach(
+        tmp_path, small_suite, monkeypatch):
+    """docs/grading.md: `grade` (PLAIN) starts the worker itself, before pytest, and hands it over; batch's
+    launcher starts it only from its zygote, whose workers are no children of batch's process, and without one
+    leaves the start to each pytest child: no worker is a child of the process that holds every student's pipes."""
+    import grader.launch
     from grader.grade import grade as grade_in_process
-    from instructor.batch import grade_folder
+    from grader.launch import PLAIN
+    from instructor.gradebook import grade_folder
+    from instructor.warm import WarmLauncher
+    from instructor.warm.zygote import Zygote
 
     shutil.copy(REPO / "solutions" / "attention.py", tmp_path / "attention.py")
-    alone, plain, detached = CountingLauncher(False), CountingLauncher(False), CountingLauncher(True)
-    assert grade_in_process(tmp_path, "public", tests_dir=small_suite, launcher=alone).score == FULL
-    assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=plain).score == FULL
-    assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=detached).score == FULL
-    assert (alone.workers, plain.workers, detached.workers) == (1, 0, 1)
+    here: list[str] = []  # the workers started as children of this process (grader.sandbox.spawn)
+    spawn_worker = grader.launch.spawn_worker
+    monkeypatch.setattr(grader.launch, "spawn_worker", lambda *args, **kwargs: here.append("plain")
+                        or spawn_worker(*args, **kwargs))
+    assert grade_in_process(tmp_path, "public", tests_dir=small_suite, launcher=PLAIN).score == FULL
+    assert here == ["plain"]
+    assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=WarmLauncher()).score == FULL
+    assert here == ["plain"]  # batch without a zygote: the pytest child started it
+    with Zygote() as zygote:
+        forked: list[str] = []
+        zygote_spawn = zygote.spawn
+        monkeypatch.setattr(zygote, "spawn", lambda *args: forked.append("zygote") or zygote_spawn(*args))
+        assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=WarmLauncher(zygote)).score == FULL
+    assert (here, forked) == (["plain"], ["zygote"])
+
+
+def test_the_pytest_child_starts_its_worker_at_the_level_handed_over_not_one_it_finds(
+        tmp_path, small_suite, monkeypatch):
+    """The grader checks the level once and hands it over (GRADER_HANDOVER_LEVEL): a pytest child that starts the
+    worker itself does so at that level, though probing would find a stronger one here (namespaces: its own uid)."""
+    from grader.grade import grade as grade_in_process
+    from grader.launch import PLAIN_BATCH
+    from grader.paths import Env
+
+    monkeypatch.delenv(Env.SANDBOX, raising=False)
+    monkeypatch.setitem(sandbox._LEVEL, "level", "user-namespace")  # what this grader checked
+    (tmp_path / "attention.py").write_text("import os\n\n\ndef attention_scores(*args, **kwargs):\n"
+                                           "    raise ValueError(f'worker uid {os.getuid()}')\n")
+    report = grade_in_process(tmp_path, "public", tests_dir=small_suite, launcher=PLAIN_BATCH,
+                              syntax_scan=lambda source: [])
+    messages = [test.message or "" for test in report.tests]
+    assert any("worker uid 0" in message for message in messages), messages  # user-namespace: our uid, mapped

@@ -8,7 +8,8 @@ from grader.paths import REPO
 from tests.tooling.small_checkout import SMALL_FULL, SMALL_ZERO, small_checkout
 
 RUNTIME = ("grader.cli", "grader.grade", "grader.run", "grader.score", "grader.formats", "grader.plugin",
-           "grader.sandbox.proxy", "grader.sandbox.spawn", "grader.sandbox.worker", "grader.sandbox.guard", "grader.sandbox.isolation", "grader.sandbox.wire")
+           "grader.sandbox.proxy", "grader.sandbox.spawn", "grader.sandbox.worker", "grader.sandbox.guard", "grader.sandbox.isolation", "grader.sandbox.wire",
+           "grader.sandbox.undumpable", "grader.logtail")
 # Python's own POSIX/Linux-only modules (absent on Windows): blocked so that importing them fails.
 POSIX_ONLY = ("fcntl", "resource", "termios", "pwd", "grp")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.logtail import LOG_TAIL_BYTES, read_tail
 from grader.paths import GRADER, REPO
 from grader.sandbox import cgroups, slots
 from grader.sandbox import isolation as sandbox
@@ -236,8 +237,8 @@ def test_a_symlinked_submission_is_refused(tmp_path):
 def test_the_worker_log_is_read_from_its_last_16_kb(tmp_path):
     log = tmp_path / "log"
     log.write_bytes(b"a" * 1_000_000 + b"the end")
-    assert sandbox.read_tail(log).endswith("the end")
-    assert len(sandbox.read_tail(log)) == sandbox.LOG_TAIL_BYTES
+    assert read_tail(log).endswith("the end")
+    assert len(read_tail(log)) == LOG_TAIL_BYTES
 
 
 def test_batch_refuses_to_run_unsandboxed_unless_told(tmp_path, monkeypatch):

@@ -144,3 +144,53 @@ def test_the_instructor_modules_import_each_other_one_way_only():
     circles = [found for start in sorted(graph) if (found := circle_from(start, [start]))]
     assert circles == [], " -> ".join(circles[0])
     assert "batch" not in graph["lms"] | graph["cluster"] | graph["preflight"]
+
+
+def test_the_sandboxs_boot_config_survives_its_command_line():
+    """spawn writes the init's config, boot reads it: one typed value, one pair of functions."""
+    from grader.sandbox.boot_config import BootConfig
+    from grader.sandbox.view import View
+
+    view = View(read_only=("/usr",), links=(("/lib", "usr/lib"),), covered=("/usr/secret",))
+    config = BootConfig(fd=7, level="namespaces", uid=60003, limits=Limits(call_seconds=2.5), warm="public",
+                        impl="/class/ada/attention.py", cgroups=("/sys/fs/cgroup/a",), view=view, root="/run/x")
+    assert BootConfig.from_json(config.to_json()) == config
+    assert set(json.loads(config.to_json())) == {"impl", "fd", "level", "uid", "limits", "cgroups", "warm", "view",
+                                                 "root", "scratch"}
+
+
+@pytest.mark.parametrize("script", ["boot", "worker"])
+def test_a_workers_start_imports_this_checkouts_grader_whatever_the_folder_and_environment(tmp_path, script):
+    """The worker's command lines run grader/sandbox/boot_script.py (the init) or worker_script.py (no sandbox) in
+    isolated mode: a grader package in the working folder or on PYTHONPATH (a student's folder could hold one) is
+    never what they import."""
+    import subprocess
+    import sys
+
+    from grader.sandbox.boot import START_FAILED
+    from grader.sandbox.spawn import BOOT_SCRIPT, WORKER_SCRIPT
+
+    decoy = tmp_path / "grader" / "sandbox"
+    decoy.mkdir(parents=True)
+    for module in (decoy.parent / "__init__.py", decoy / "__init__.py", decoy / "boot.py", decoy / "worker.py"):
+        module.write_text("print('decoy imported')\n")
+    path, code, said = {"boot": (BOOT_SCRIPT, START_FAILED, "sandbox: could not be built"),
+                        "worker": (WORKER_SCRIPT, 1, "ValueError")}[script]
+    done = subprocess.run([sys.executable, "-I", "-u", str(path), "not a config"], cwd=tmp_path,
+                          env={"PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == code, done.stderr
+    assert "decoy" not in done.stdout + done.stderr
+    assert said in done.stderr
+
+
+def test_the_checked_level_travels_in_a_variable_of_its_own_never_in_the_users(monkeypatch):
+    """GRADER_SANDBOX means only what the user said (off, or a weaker level). The level the grader checked reaches
+    its pytest child as GRADER_HANDOVER_LEVEL, and one left in the grader's own environment is scrubbed first."""
+    from grader.run import child_env
+
+    assert Handover(level="namespaces").to_environ() == {Env.HANDOVER_LEVEL: "namespaces"}
+    assert Handover.from_environ({Env.SANDBOX: "uid"}).level is None
+    monkeypatch.setenv(Env.SANDBOX, "off")
+    monkeypatch.setenv(Env.HANDOVER_LEVEL, "namespaces")
+    environ = child_env()
+    assert environ[Env.SANDBOX] == "off" and Env.HANDOVER_LEVEL not in environ
