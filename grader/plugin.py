@@ -93,8 +93,6 @@ def test_meta(item: pytest.Item) -> TestMeta:
     )
 
 
-
-
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     graded = [meta for meta in map(test_meta, items) if meta.suite in SUITES]
     for meta in graded:

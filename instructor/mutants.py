@@ -54,7 +54,6 @@ SECOND_STYLE_CAUGHT_FLOOR = 0.95  # of the second-style mutants, caught by the p
 SECOND_STYLE_NAMED_FLOOR = 0.95  # of the second-style mutants, named by the public suite (44/44 on 1 Dec)
 
 
-
 class TestLine(NamedTuple):
     """A line of one test's message: the first one of a failure, or a "Likely cause: ..." line."""
 

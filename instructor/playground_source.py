@@ -95,6 +95,7 @@ def show(panels):
     fig.colorbar(image, ax=axes[0].tolist())
     plt.show()
 
+
 # %% [markdown]
 # ## 0. Inputs
 #

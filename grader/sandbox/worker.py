@@ -251,9 +251,6 @@ def warm_up(meta: bool = True) -> None:
             torch.ones(2, device="meta") + 1
 
 
-
-
-
 def main(argv: list[str] | None = None) -> None:
     """argv: [socket fd, path of the student's file, warm ("all" or "public"), address-space budget in MB]."""
     fd_text, impl_path, warm, budget_mb = (argv or sys.argv[1:5])[:4]
