@@ -151,9 +151,9 @@ def test_meter_games_gain_nothing_in_efficiency_and_tiled(meter_games):
 
 def test_code_run_while_a_tensor_prints_is_counted(tmp_path):
     """A Tensor subclass's is_nested property, which torch's printer reads first, ran the file's Python loops
-    and a full score matrix while the counter was paused for printing: 100/100 (redteam/printer_pause_whole_file.py,
+    and a full score matrix while the counter was paused for printing: 100/100 (redteam/printer_pause.py,
     which passes the scan). A tensor prints uncounted only where torch's own classes do all of it."""
-    source = (ATTACKS / "printer_pause_whole_file.py").read_text()
+    source = redteam_submission("printer_pause")
     report = grade_submission(tmp_path, "printer_pause", source, "public")
     assert report.tasks["efficiency"].score < report.tasks["efficiency"].max_score
     assert report.tasks["tiled"].score < report.tasks["tiled"].max_score

@@ -93,12 +93,12 @@ def test_a_mode_entered_and_left_inside_the_call_and_the_default_device_keep_ful
 
 def test_a_worker_reply_of_the_wrong_shape_fails_the_students_tests_not_the_grader(tmp_path):
     """The worker runs the student's code, so its replies are checked before the test process reads them: an
-    error reply whose fields have other types (redteam/error_reply_types_whole_file.py replaces the worker's
+    error reply whose fields have other types (redteam/error_reply_types.py replaces the worker's
     describe()) stopped pytest inside a hook, and the run ended as the grader's error, blaming the machine."""
     from grader.grade import grade
     from tests.tooling.small_checkout import small_tests
 
-    source = (ATTACKS / "error_reply_types_whole_file.py").read_text()
+    source = redteam_submission("error_reply_types")
     assert scan(source.encode())  # the scan refuses it first (Storage.type of a variable)
     (tmp_path / "student").mkdir()
     (tmp_path / "student" / "attention.py").write_text(source)
