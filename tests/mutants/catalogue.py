@@ -314,7 +314,12 @@ CATALOGUE = (
     mutant(
         "output_from_scores", "sdpa", True,
         "The output multiplies v by the raw scores instead of the softmax weights.",
-        ("    output = weights @ v  # (..., Tq, dv)", "    output = scores @ v  # (..., Tq, dv)"),
+        # The whole tail: under no_grad the reference's softmax writes the weights over its scores (out=).
+        (SDPA_TAIL, '''\
+    weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+    output = scores @ v  # (..., Tq, dv)
+    return output, weights
+'''),
         cause="multiplies v by the scores",
     ),
     mutant(
@@ -346,8 +351,12 @@ CATALOGUE = (
     mutant(
         "sdpa_returns_scores", "sdpa", True,
         "scaled_dot_product_attention returns the scores instead of the weights (the output is right).",
-        ("    output = weights @ v  # (..., Tq, dv)\n    return output, weights\n",
-         "    output = weights @ v  # (..., Tq, dv)\n    return output, scores\n"),
+        # The whole tail: under no_grad the reference's softmax writes the weights over its scores (out=).
+        (SDPA_TAIL, '''\
+    weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+    output = weights @ v  # (..., Tq, dv)
+    return output, scores
+'''),
         cause="scores are returned instead of the weights",
     ),
     mutant(
