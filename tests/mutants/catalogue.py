@@ -47,7 +47,7 @@ SOFTMAX_TAIL = '''\
     return weights.masked_fill(blocked_rows, 0.0)
 '''
 CAUSAL_FILL = '''\
-        causal_bias = scores.new_zeros(q_len, k_len).masked_fill(~allowed, float("-inf"))  # (Tq, Tk): 0 or -inf
+        causal_bias = torch.where(allowed, 0.0, float("-inf"))  # (Tq, Tk): 0 where allowed, -inf where blocked
         scores.add_(causal_bias)  # (..., Tq, Tk), in place on our own scores: an add is vectorised, masked_fill_ not
 '''
 CAUSAL_BLOCK = '''\
