@@ -141,12 +141,14 @@ def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, scale=None
     if is_causal:
         q_len, k_len = scores.shape[-2:]
         allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)
-        causal_bias = scores.new_zeros(q_len, k_len).masked_fill(~allowed, float("-inf"))  # (Tq, Tk): 0 or -inf
+        causal_bias = torch.where(allowed, 0.0, float("-inf"))  # (Tq, Tk): 0 where allowed, -inf where blocked
         scores.add_(causal_bias)  # (..., Tq, Tk), in place on our own scores: an add is vectorised, masked_fill_ not
-    if mask is None:  # every query sees key 0 (is_causal hides keys j > i only): no row is fully blocked
-        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
-    else:
+    if mask is not None:
         weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+    elif scores.requires_grad:  # no mask: no row is fully blocked (a causal query still sees key 0)
+        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk); autograd cannot differentiate out=
+    else:  # no gradient wanted: write the weights over our own scores, one new [..., Tq, Tk] tensor fewer
+        weights = torch.softmax(scores, dim=-1, out=scores)  # (..., Tq, Tk)
     output = weights @ v  # (..., Tq, dv)
     return output, weights
     # END SOLUTION

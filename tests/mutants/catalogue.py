@@ -47,7 +47,7 @@ SOFTMAX_TAIL = '''\
     return weights.masked_fill(blocked_rows, 0.0)
 '''
 CAUSAL_FILL = '''\
-        causal_bias = scores.new_zeros(q_len, k_len).masked_fill(~allowed, float("-inf"))  # (Tq, Tk): 0 or -inf
+        causal_bias = torch.where(allowed, 0.0, float("-inf"))  # (Tq, Tk): 0 where allowed, -inf where blocked
         scores.add_(causal_bias)  # (..., Tq, Tk), in place on our own scores: an add is vectorised, masked_fill_ not
 '''
 CAUSAL_BLOCK = '''\
@@ -57,10 +57,12 @@ CAUSAL_BLOCK = '''\
 ''' + CAUSAL_FILL
 CAUSAL_ALLOWED = "        allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).tril()  # (Tq, Tk)"
 SDPA_TAIL = '''\
-    if mask is None:  # every query sees key 0 (is_causal hides keys j > i only): no row is fully blocked
-        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
-    else:
+    if mask is not None:
         weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+    elif scores.requires_grad:  # no mask: no row is fully blocked (a causal query still sees key 0)
+        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk); autograd cannot differentiate out=
+    else:  # no gradient wanted: write the weights over our own scores, one new [..., Tq, Tk] tensor fewer
+        weights = torch.softmax(scores, dim=-1, out=scores)  # (..., Tq, Tk)
     output = weights @ v  # (..., Tq, dv)
     return output, weights
 '''
@@ -312,7 +314,12 @@ CATALOGUE = (
     mutant(
         "output_from_scores", "sdpa", True,
         "The output multiplies v by the raw scores instead of the softmax weights.",
-        ("    output = weights @ v  # (..., Tq, dv)", "    output = scores @ v  # (..., Tq, dv)"),
+        # The whole tail: under no_grad the reference's softmax writes the weights over its scores (out=).
+        (SDPA_TAIL, '''\
+    weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+    output = scores @ v  # (..., Tq, dv)
+    return output, weights
+'''),
         cause="multiplies v by the scores",
     ),
     mutant(
@@ -344,8 +351,12 @@ CATALOGUE = (
     mutant(
         "sdpa_returns_scores", "sdpa", True,
         "scaled_dot_product_attention returns the scores instead of the weights (the output is right).",
-        ("    output = weights @ v  # (..., Tq, dv)\n    return output, weights\n",
-         "    output = weights @ v  # (..., Tq, dv)\n    return output, scores\n"),
+        # The whole tail: under no_grad the reference's softmax writes the weights over its scores (out=).
+        (SDPA_TAIL, '''\
+    weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+    output = weights @ v  # (..., Tq, dv)
+    return output, scores
+'''),
         cause="scores are returned instead of the weights",
     ),
     mutant(

@@ -34,10 +34,12 @@ MASK_BODY = '''\
             scores = scores + mask  # (..., Tq, Tk)
 '''
 SDPA_TAIL = '''\
-    if mask is None:  # every query sees key 0 (is_causal hides keys j > i only): no row is fully blocked
-        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk)
-    else:
+    if mask is not None:
         weights = attention_weights(scores, mask)  # (..., Tq, Tk)
+    elif scores.requires_grad:  # no mask: no row is fully blocked (a causal query still sees key 0)
+        weights = torch.softmax(scores, dim=-1)  # (..., Tq, Tk); autograd cannot differentiate out=
+    else:  # no gradient wanted: write the weights over our own scores, one new [..., Tq, Tk] tensor fewer
+        weights = torch.softmax(scores, dim=-1, out=scores)  # (..., Tq, Tk)
     output = weights @ v  # (..., Tq, dv)
     return output, weights
 '''

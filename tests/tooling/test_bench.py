@@ -45,12 +45,13 @@ def test_the_allocation_row_creates_one_tensor_of_the_weights_size(qkv):
     assert largest == peak == batch * heads * length * length * 4
 
 
-def test_the_reference_creates_two_weight_sized_tensors_and_torch_none(qkv):
+def test_the_reference_creates_one_weight_sized_tensor_and_torch_none(qkv):
+    """Under no_grad (as the bench runs) the reference's softmax writes the weights over its own scores."""
     batch, heads, length, _ = SHAPE
     weights_bytes = batch * heads * length * length * 4
     _, reference_peak = measure.memory_of(lambda: IMPLEMENTATIONS["reference"][0](*qkv))
     _, torch_peak = measure.memory_of(lambda: IMPLEMENTATIONS["torch SDPA"][0](*qkv))
-    assert 2 * weights_bytes <= reference_peak < 3 * weights_bytes
+    assert weights_bytes <= reference_peak < 2 * weights_bytes
     assert torch_peak < weights_bytes
 
 
