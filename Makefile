@@ -69,9 +69,9 @@ lint: $(PY)
 	$(PY) -m mypy
 
 # --durations: where CI's time goes, in every CI log (the slowest 25 tests); -n: one pytest worker per core,
-# a file's tests on one worker (tests/tooling/conftest.py)
+# a file's tests on one worker, so that its module fixtures (a batch of the fresh corpus, a checkout) are made once
 tooling: $(PY)
-	$(PY) -m pytest tests/tooling -q -p no:cacheprovider --durations=25 -n $(JOBS) --dist loadgroup
+	$(PY) -m pytest tests/tooling -q -p no:cacheprovider --durations=25 -n $(JOBS) --dist loadfile
 
 # The attacks whose outcome the sandbox level changes (marked each_level: the view, other processes, files,
 # limits), again as an ordinary user (uid 65534), whose grader gets the user-namespace level (run as root); the

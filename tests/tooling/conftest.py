@@ -1,5 +1,6 @@
 """What several tooling test files share: the class of attacking submissions graded once by batch per session
-(tests/tooling/test_attacks_on_*.py and test_from_scratch_rule.py read its reports), and the mark of the
+(tests/tooling/test_attacks_on_*.py and test_from_scratch_rule.py read its reports; under `make tooling`'s
+pytest-xdist, once per worker that runs one of those files), and the mark of the
 tests that need not run again at a weaker sandbox level (`make sandbox-user`)."""
 
 import time
@@ -108,11 +109,3 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "each_level: a property the sandbox level changes; `make sandbox-user` "
                                        "runs these again as uid 65534, at the user-namespace level")
 
-
-def pytest_collection_modifyitems(config, items):
-    """`make tooling` runs on every core (pytest-xdist, --dist loadgroup): a file's tests stay on one worker, so
-    that its module fixtures (a checkout, a toy lab) are made once, and every test of the attacked class shares
-    the one worker that grades it (a session fixture is made once per worker)."""
-    for item in items:
-        group = "attacked_class" if "attacked_class" in getattr(item, "fixturenames", ()) else item.path.name
-        item.add_marker(pytest.mark.xdist_group(group))
