@@ -14,13 +14,14 @@ SMALL_FULL, SMALL_ZERO = 5.0, 0.0
 NO_CACHE = shutil.ignore_patterns("__pycache__")
 
 
-def small_tests(dest: Path) -> Path:
-    """dest with the graded suites' conftest and support, and tests/public holding only test_scores.py."""
+def small_tests(dest: Path, files: tuple[str, ...] = SMALL_SUITE) -> Path:
+    """dest with the graded suites' conftest and support, and the test files named by files (paths under tests/;
+    by default tests/public holding only test_scores.py)."""
     (dest / "public").mkdir(parents=True)
     for name in ("__init__.py", "conftest.py"):
         shutil.copy(REPO / "tests" / name, dest / name)
     shutil.copytree(REPO / "tests" / "support", dest / "support", ignore=NO_CACHE)
-    for relative in SMALL_SUITE:
+    for relative in files:
         shutil.copy(REPO / "tests" / relative, dest / relative)
     return dest
 

@@ -1,7 +1,9 @@
 """Submissions no one here wrote against: a helper who read only the handout and the stubs wrote correct code in
 other styles and fresh mistakes (tests/corpus/fresh/, each appended to the reference: its functions replace the
-reference's). Every correct one keeps full marks; every mistake loses points in its own task. Graded once, as a
-class, through batch."""
+reference's). Every correct one keeps full marks; every mistake loses points in its own task. Graded once per
+module, through batch: the correct ones on every suite; the mistakes on the public suite first, whose tests are
+part of every suite, so a task that loses points there loses them in the whole grade too. Only the mistakes the
+public suite misses are graded again on every suite: the hidden suite costs more than the public one."""
 
 from pathlib import Path
 
@@ -26,13 +28,24 @@ def task_of(name: str) -> str:
     return first.split(" in ", 1)[1].split(",", 1)[0]
 
 
+def graded_class(root: Path, names: list[str], suite: str) -> dict:
+    for name in names:
+        (root / name).mkdir(parents=True)
+        (root / name / "attention.py").write_text(at_import(REFERENCE, (CORPUS / f"{name}.py").read_text()))
+    return run_batch(root, suite=suite, jobs=2, output=root.parent / "grades.csv", progress=False)
+
+
+def caught(report, name: str) -> bool:
+    task = report.tasks[task_of(name)]
+    return task.score < task.max_score
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fresh") / "class"
-    for path in ENTRIES:
-        (root / path.stem).mkdir(parents=True)
-        (root / path.stem / "attention.py").write_text(at_import(REFERENCE, path.read_text()))
-    return run_batch(root, suite="all", jobs=2, output=root.parent / "grades.csv", progress=False)
+    public = graded_class(tmp_path_factory.mktemp("mistakes") / "class", MISTAKES, "public")
+    missed = [name for name in MISTAKES if not caught(public[name], name)]
+    return {**graded_class(tmp_path_factory.mktemp("correct") / "class", CORRECT + missed, "all"),
+            **{name: public[name] for name in MISTAKES if name not in missed}}
 
 
 def test_every_mistake_names_a_task_of_the_lab():
@@ -48,5 +61,4 @@ def test_correct_code_in_another_style_keeps_full_marks(graded, name):
 
 @pytest.mark.parametrize("name", MISTAKES)
 def test_a_fresh_mistake_loses_points_in_its_own_task(graded, name):
-    task = graded[name].tasks[task_of(name)]
-    assert task.score < task.max_score, f"{name} keeps every point of {task_of(name)}"
+    assert caught(graded[name], name), f"{name} keeps every point of {task_of(name)}"
