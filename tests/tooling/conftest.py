@@ -1,8 +1,13 @@
 """What several tooling test files share: the class of attacking submissions graded once by batch per session
-(tests/tooling/test_attacks_on_*.py and test_from_scratch_rule.py read its reports; under `make tooling`'s
-pytest-xdist, once per worker that runs one of those files), and the mark of the
-tests that need not run again at a weaker sandbox level (`make sandbox-user`)."""
+(tests/tooling/test_attacks_on_*.py and test_from_scratch_rule.py read its reports), the reference and the stubs
+graded once on the public suite, and the mark of the tests that need not run again at a weaker sandbox level
+(`make sandbox-user`).
 
+Under `make tooling`'s pytest-xdist a session fixture is built once per worker that needs it, so the files that
+use one run on one worker (pytest_xdist_make_scheduler): every other file is a unit of its own, which keeps its
+module fixtures (a batch of the fresh corpus, a checkout) built once."""
+
+import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +108,32 @@ def attacked_class(tmp_path_factory) -> AttackedClass:
                             timeout=300, no_sandbox=accept, syntax_scan=lambda source: [])
     time.sleep(4)  # longer than the daemon attack waits before it writes
     return AttackedClass(root, reports)
+
+
+# The session fixtures above -> their xdist group: a file that names one runs on that group's worker.
+SHARED_FIXTURES = {"attacked_class": "attacked_class", "reference_public": "reference", "stubs_public": "reference"}
+
+
+@functools.cache
+def xdist_group(nodeid: str) -> str:
+    """The group of the test file nodeid names: the group of the first shared fixture its text names, else
+    the file itself."""
+    file = nodeid.split("::", 1)[0]
+    text = (Path(__file__).parents[2] / file).read_text()
+    return next((group for name, group in SHARED_FIXTURES.items() if name in text), file)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, with the files that share a session fixture in one unit. (pytest-xdist 3.8's
+    xdist_group marks are lost under pytest 9, which no longer reads the node id xdist rewrites.)"""
+    from xdist.scheduler import LoadFileScheduling
+
+    class BySharedFixture(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid)
+
+    return BySharedFixture(config, log)
 
 
 def pytest_configure(config):
