@@ -46,22 +46,6 @@ class RaisedInSubmission(SubmissionError):
         return self.remote is not None and "NotImplementedError" in self.remote["bases"]
 
 
-# An error as the worker describes it (grader.sandbox.worker.Worker.describe): the fields and their types. The
-# worker runs the student's code, so a reply is checked against this before anything here reads it.
-ERROR_FIELDS: dict[str, tuple[type, ...]] = {
-    "type": (str,), "bases": (list,), "submission_classes": (list,), "message": (str,), "line": (int, type(None)),
-    "code": (str,), "traceback": (str,),
-}
-
-
-def well_formed_error(remote: object) -> bool:
-    """Whether remote has every field of ERROR_FIELDS with its type (lists of strings)."""
-    return isinstance(remote, dict) and all(
-        isinstance(remote.get(name), types) and (types != (list,) or all(isinstance(item, str)
-                                                                          for item in remote[name]))
-        for name, types in ERROR_FIELDS.items()) and not isinstance(remote["line"], bool)
-
-
 _BUILTIN_EXCEPTIONS = {
     name: value
     for name, value in vars(builtins).items()

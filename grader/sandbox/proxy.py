@@ -35,7 +35,6 @@ from grader.sandbox.errors import (
     SubmissionImportError,
     SubmissionTimeout,
     local_exception_class,
-    well_formed_error,
 )
 from grader.sandbox.policy import Limits
 from grader.sandbox.spawn import spawn_worker
@@ -132,13 +131,7 @@ class Submission:
         if not self.ready:
             self._start_until_ready()
         if self.info is None:
-            info = self._hello()
-            if not _well_formed_hello(info):
-                self.stop()
-                self.import_failure = SubmissionCrashed(f"the process running your code sent a malformed reply while "
-                                                        f"importing {IMPL_NAME}\n{FIX_IMPORT_FIRST}")
-                raise self.import_failure
-            self.info = info
+            self.info = self._hello()
             self.exception_classes = {
                 name: local_exception_class(name, bases) for name, bases in self.info["exceptions"].items()
             }
@@ -224,9 +217,7 @@ class Submission:
                 f"({how}a crash, sys.exit/os._exit, or running out of memory)"
                 + (f"\nlast output:\n{tail}" if tail else "")
             ) from None
-        if not isinstance(reply, dict) or "ok" not in reply or (
-                reply["ok"] and message.get("op") in ("call", "grad") and not isinstance(reply.get("stats"), dict)) or (
-                not reply["ok"] and not well_formed_error(reply.get("error"))):
+        if not wire.well_formed_reply(message["op"], reply):
             self.stop()
             raise SubmissionCrashed(f"the worker sent a malformed reply while {doing}")
         if not reply["ok"]:
@@ -319,15 +310,6 @@ class Submission:
 
 
 FIX_IMPORT_FIRST = "Fix this first: no test can run until the file imports."
-
-
-def _well_formed_hello(info: object) -> bool:
-    """The worker's answer to hello: {exceptions: {name: [builtin base names]}, import_error: None or an error}."""
-    if not isinstance(info, dict) or not isinstance(info.get("exceptions"), dict):
-        return False
-    failed = info.get("import_error")
-    return all(isinstance(name, str) and isinstance(bases, list) and all(isinstance(base, str) for base in bases)
-               for name, bases in info["exceptions"].items()) and (failed is None or well_formed_error(failed))
 
 
 def describe_import_error(error: dict[str, Any]) -> str:

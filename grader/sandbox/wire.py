@@ -8,6 +8,7 @@ which cannot run code, so a worker that sends crafted bytes cannot reach into th
 import io
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -104,3 +105,53 @@ def is_remote_ref(value: object) -> bool:
 
 
 READY = {"ready": True}  # the worker's first frame: the sandbox stands, and the student's file is not imported yet
+
+
+# -- what a reply must look like -------------------------------------------------------------------------------
+# The worker runs the student's code, so the test process checks each reply's shape before it reads a field. A
+# shape is a type (exactly that type: torch.load gives plain ones back, and a bool is no line number), a tuple of
+# shapes (any one of them), a dict {field: shape} (at least those fields), ListOf or DictOf.
+
+
+@dataclass(frozen=True)
+class ListOf:
+    item: Any
+
+
+@dataclass(frozen=True)
+class DictOf:
+    key: Any
+    value: Any
+
+
+def conforms(value: Any, shape: Any) -> bool:
+    if isinstance(shape, type):
+        return type(value) is shape
+    if isinstance(shape, tuple):
+        return any(conforms(value, each) for each in shape)
+    if isinstance(shape, ListOf):
+        return type(value) is list and all(conforms(item, shape.item) for item in value)
+    if isinstance(shape, DictOf):
+        return type(value) is dict and all(conforms(key, shape.key) and conforms(item, shape.value)
+                                           for key, item in value.items())
+    return type(value) is dict and all(name in value and conforms(value[name], field) for name, field in shape.items())
+
+
+STRINGS = ListOf(str)
+# an exception as the worker describes it (grader.sandbox.worker.Worker.describe)
+ERROR = {"type": str, "bases": STRINGS, "submission_classes": STRINGS, "message": str, "line": (int, type(None)),
+         "code": str, "traceback": str}
+# op -> the fields the test process reads from its reply when it succeeded; a failed one is FAILED, whatever the op
+SUCCEEDED = {
+    "hello": {"exceptions": DictOf(str, STRINGS), "import_error": (type(None), ERROR)},
+    "call": {"stats": dict},
+    "grad": {"stats": dict},
+}
+FAILED = {"error": ERROR}
+
+
+def well_formed_reply(op: str, reply: Any) -> bool:
+    """Whether reply, the worker's answer to a request of op, has the shape that op's replies have."""
+    if type(reply) is not dict or type(reply.get("ok")) is not bool:
+        return False
+    return conforms(reply, SUCCEEDED.get(op, {}) if reply["ok"] else FAILED)

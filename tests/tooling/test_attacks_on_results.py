@@ -106,3 +106,27 @@ def test_a_worker_reply_of_the_wrong_shape_fails_the_students_tests_not_the_grad
     report = grade(tmp_path / "student", "public", tests_dir=small_tests(tmp_path / "tests"),
                    syntax_scan=lambda source: [])
     assert any("malformed reply" in (test.message or "") for test in report.tests)  # a report, not exit 2
+
+
+GOOD_ERROR = {"type": "ValueError", "bases": ["ValueError", "Exception"], "submission_classes": [], "message": "m",
+              "line": 3, "code": "x = 1", "traceback": ""}
+
+
+@pytest.mark.parametrize("op, reply, well_formed", [
+    ("call", {"ok": True, "stats": {}, "value": 1}, True),
+    ("call", {"ok": True, "value": 1}, False),  # no stats: the meters would read nothing
+    ("grad", {"ok": True, "stats": []}, False),
+    ("getattr", {"ok": True, "value": 1}, True),
+    ("call", {"ok": False, "error": GOOD_ERROR}, True),
+    ("call", {"ok": False, "error": {**GOOD_ERROR, "line": True}}, False),  # a bool is no line number
+    ("call", {"ok": False, "error": {**GOOD_ERROR, "bases": ["ValueError", 1]}}, False),
+    ("hello", {"ok": True, "exceptions": {"Oops": ["ValueError"]}, "import_error": None}, True),
+    ("hello", {"ok": True, "exceptions": {"Oops": "ValueError"}, "import_error": None}, False),
+    ("hello", {"ok": True, "exceptions": {}, "import_error": {"type": "SyntaxError"}}, False),
+    ("call", {"ok": 1, "stats": {}}, False),
+    ("call", ["ok"], False),
+])
+def test_each_reply_is_checked_against_its_operations_shape_before_it_is_read(op, reply, well_formed):
+    from grader.sandbox import wire
+
+    assert wire.well_formed_reply(op, reply) is well_formed
