@@ -254,7 +254,10 @@ def _scope_of(root: ast.AST) -> dict[int, int]:
 
 def _literal_loops(nodes: list[ast.AST], scope_of: dict[int, int]) -> dict[tuple[int, str], set[str]]:
     """(scope, name) of the names a scope binds only as the variable of loops over literal strings (for name
-    in ("w_q", "w_k")), with those strings: getattr(self, name) in that scope then reads only them."""
+    in ("w_q", "w_k")), with those strings: getattr(self, name) in that scope then reads only them.
+
+    The ways of binding are listed here rather than read from symtable (_resolve): a symbol there says that a
+    scope binds the name, not which statements do, and the question is whether any other statement does."""
     loops: dict[tuple[int, str], set[str]] = {}
     targets: set[int] = set()
     for node in nodes:
@@ -286,7 +289,9 @@ def _literal_loops(nodes: list[ast.AST], scope_of: dict[int, int]) -> dict[tuple
 
 
 class _Check:
-    """One pass over the tree; each node type has its rule."""
+    """The rules, one per node type (visit_*). __init__ first reads what the rules depend on, in passes of
+    their own because the file's order is not Python's: a function may read sys.x above the `import sys` that
+    restricts it, and an attribute's rule needs every import known."""
 
     def __init__(self, policy: Policy, nodes: list[ast.AST], resolution: Resolution) -> None:
         self.policy = policy
