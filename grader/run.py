@@ -300,11 +300,23 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     return run
 
 
+# (suite folder, suite names, fingerprint of the grading files) -> the suite's manifest. A process that grades
+# many files (batch, a Dask host, the tooling tests) collects a suite once for the reports of the files that never
+# run (missing, refused): each collection is a pytest process that imports torch, a few CPU-seconds.
+_MANIFESTS: dict[tuple[str, tuple[str, ...], str], list[TestMeta]] = {}
+
+
 def collect_manifest(tests_dir: Path, names: tuple[str, ...], impl: str | Path) -> list[TestMeta] | None:
-    """The suite's tests and points from a collect-only run that starts no worker."""
-    process, report_read, key = _start_pytest(tests_dir, names, impl, ["--collect-only"],
-                                              handover=Handover(collect_only=True))
-    probe = RawRun(impl="", suites=tuple(names))
-    collect(probe, process, report_read, key, time.monotonic() + 120)
-    _kill_group(process)
-    return probe.manifest
+    """The suite's tests and points from a collect-only run that starts no worker (once per process while the
+    grading files stay as they are: impl is only named, never run)."""
+    cached = (str(Path(tests_dir).resolve()), tuple(names), fingerprint(tests_dir))
+    if cached not in _MANIFESTS:
+        process, report_read, key = _start_pytest(tests_dir, names, impl, ["--collect-only"],
+                                                  handover=Handover(collect_only=True))
+        probe = RawRun(impl="", suites=tuple(names))
+        collect(probe, process, report_read, key, time.monotonic() + 120)
+        _kill_group(process)
+        if probe.manifest is None:
+            return None
+        _MANIFESTS[cached] = probe.manifest
+    return list(_MANIFESTS[cached])

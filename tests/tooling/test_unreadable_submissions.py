@@ -36,3 +36,22 @@ def test_a_folder_or_a_pipe_named_attention_py_is_refused_as_the_students_withou
         report = grade(tmp_path / name, "public")
         assert report.score == 0 and report.flags[0].kind is FlagKind.REFUSED
         assert "is not a file" in report.tests[0].message
+
+
+def test_a_process_collects_a_suite_once_for_the_files_that_never_run_until_the_suite_changes(tmp_path, monkeypatch):
+    """A missing or refused file's report lists the suite's tests, from a collect-only pytest run: a batch of
+    many such files collects once (each collection imports torch), and again when a grading file changes."""
+    from grader import run
+    from grader.grade import missing_report
+    from tests.tooling.small_checkout import small_tests
+
+    tests = small_tests(tmp_path / "tests")
+    started = []
+    start = run._start_pytest
+    monkeypatch.setattr(run, "_start_pytest", lambda *args, **kwargs: started.append(1) or start(*args, **kwargs))
+    first, second = (missing_report(tmp_path / name, "public", tests) for name in ("ada", "bob"))
+    assert len(started) == 1 and [t.id for t in first.tests] == [t.id for t in second.tests] != []
+    test_file = tests / "public" / "test_scores.py"
+    test_file.write_text(test_file.read_text() + "\n# changed\n")
+    missing_report(tmp_path / "cy", "public", tests)
+    assert len(started) == 2
