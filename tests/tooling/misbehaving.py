@@ -3,6 +3,7 @@ own file in tests/tooling/redteam/."""
 
 from pathlib import Path
 
+from grader import capabilities
 from instructor.stubs import SOLUTION_FILE, STUB_FILE
 
 REFERENCE = SOLUTION_FILE.read_text()
@@ -276,16 +277,19 @@ def redteam_submission(name: str) -> str:
     return at_import(base, attack)
 
 
-def grade_submission(root: Path, name: str, source: str, suite: str = "public", behind_the_scan: bool = False):
+def grade_submission(root: Path, name: str, source: str, suite: str = "public", behind_the_scan: bool = False,
+                     tasks: tuple[str, ...] = ()):
     """grader.grade.grade's report of root/name/attention.py holding source. behind_the_scan: grade it as if the
-    syntax scan had let it through, to test the wall behind it (the scan refuses it today: say so beside)."""
+    syntax scan had let it through, to test the wall behind it (the scan refuses it today: say so beside). tasks:
+    grade only those tasks' public test files (tests/tooling/small_checkout.py), where a test reads no other."""
     from grader.grade import grade
+    from tests.tooling.small_checkout import small_tests, task_files
 
     (root / name).mkdir(parents=True, exist_ok=True)
     (root / name / "attention.py").write_text(source)
-    if behind_the_scan:
-        return grade(root / name, suite, syntax_scan=lambda source: [])
-    return grade(root / name, suite)
+    tests_dir = small_tests(root / f"{name}-tests", task_files(tasks)) if tasks else None
+    scan = (lambda source: []) if behind_the_scan else capabilities.scan
+    return grade(root / name, suite, tests_dir=tests_dir, syntax_scan=scan)
 
 
 # The walker: searches every readable file for attention code (the checkout's .git, a classmate's folder, a

@@ -17,13 +17,21 @@ NO_CACHE = shutil.ignore_patterns("__pycache__")
 def small_tests(dest: Path, files: tuple[str, ...] = SMALL_SUITE) -> Path:
     """dest with the graded suites' conftest and support, and the test files named by files (paths under tests/;
     by default tests/public holding only test_scores.py)."""
-    (dest / "public").mkdir(parents=True)
+    dest.mkdir(parents=True, exist_ok=True)
     for name in ("__init__.py", "conftest.py"):
         shutil.copy(REPO / "tests" / name, dest / name)
     shutil.copytree(REPO / "tests" / "support", dest / "support", ignore=NO_CACHE)
     for relative in files:
+        (dest / relative).parent.mkdir(exist_ok=True)
         shutil.copy(REPO / "tests" / relative, dest / relative)
     return dest
+
+
+def task_files(tasks: tuple[str, ...]) -> tuple[str, ...]:
+    """The public test files of tasks, for small_tests: the tests that read only some tasks' scores are graded on
+    those files alone, where a slow or crashing submission would cost a timeout or a worker restart in every
+    other file too. (Public only: a grade of every suite checks that their points add up to the lab's.)"""
+    return ("public/__init__.py", *(f"public/test_{task}.py" for task in tasks))
 
 
 def small_checkout(dest: Path, instructor: bool = False) -> Path:

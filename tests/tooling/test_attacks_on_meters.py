@@ -4,7 +4,6 @@ floats, foreign memory, and games played with the counts themselves earn nothing
 
 import pytest
 
-from grader.grade import grade
 from grader.report import FlagKind
 from grader.sandbox import isolation as sandbox
 from tests.tooling.conftest import same_at_every_level
@@ -92,20 +91,21 @@ def test_a_full_matrix_hidden_from_the_memory_meter_earns_no_tiled_points(attack
 
 @needs_namespaces
 def test_python_loops_over_tolist_floats_earn_no_efficiency_points(tmp_path):
-    report = grade_submission(tmp_path, "loops", PYTHON_LOOPS)
+    report = grade_submission(tmp_path, "loops", PYTHON_LOOPS, tasks=("sdpa", "efficiency"))
     assert report.tasks["sdpa"].score > 0  # the values are right (but for an edge case of the attack's own)
     assert report.tasks["efficiency"].score == 0
 
 
 @needs_namespaces
 def test_python_loops_over_tolist_earn_what_plain_loops_earn(tmp_path):
-    report = grade_submission(tmp_path, "tolist_loops", redteam_submission("tolist_loops"), "all")
+    source = redteam_submission("tolist_loops")
+    report = grade_submission(tmp_path, "tolist_loops", source, "all")
     assert report.tasks["efficiency"].score <= 1  # the loop control's efficiency: one shape-free test
 
 
 @needs_namespaces
 def test_a_full_score_matrix_filled_into_a_buffer_by_slices_earns_no_tiled_memory_point(tmp_path):
-    report = grade_submission(tmp_path, "buffer", FILLED_BUFFER)
+    report = grade_submission(tmp_path, "buffer", FILLED_BUFFER, tasks=("tiled",))
     memory = [t for t in report.tests if t.name == "test_tiled_never_creates_a_tq_by_tk_matrix"]
     assert memory and memory[0].score == 0
     assert report.tasks["tiled"].score < report.tasks["tiled"].max_score
@@ -124,12 +124,8 @@ def meter_games(tmp_path_factory):
     straight."""
     root = tmp_path_factory.mktemp("meter_games")
     source = (ATTACKS / "meter_games.py").read_text()
-    tasks = {}
-    for name, text in (("games", source), ("straight", source.replace("GAMES = True", "GAMES = False"))):
-        (root / name).mkdir()
-        (root / name / "attention.py").write_text(text)
-        tasks[name] = grade(root / name, "all").tasks
-    return tasks
+    return {name: grade_submission(root, name, text, "all").tasks
+            for name, text in (("games", source), ("straight", source.replace("GAMES = True", "GAMES = False")))}
 
 
 @needs_namespaces
@@ -154,6 +150,6 @@ def test_code_run_while_a_tensor_prints_is_counted(tmp_path):
     and a full score matrix while the counter was paused for printing: 100/100 (redteam/printer_pause.py,
     which passes the scan). A tensor prints uncounted only where torch's own classes do all of it."""
     source = redteam_submission("printer_pause")
-    report = grade_submission(tmp_path, "printer_pause", source, "public")
+    report = grade_submission(tmp_path, "printer_pause", source, "public", tasks=("efficiency", "tiled"))
     assert report.tasks["efficiency"].score < report.tasks["efficiency"].max_score
     assert report.tasks["tiled"].score < report.tasks["tiled"].max_score

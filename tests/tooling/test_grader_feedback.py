@@ -114,13 +114,12 @@ def test_show_output_prints_what_the_code_printed(poisoned):
 def test_a_loop_in_one_function_costs_only_the_tests_that_call_it(tmp_path, monkeypatch):
     """Graded on the public files of the tasks read here: mha's, kv_cache's and efficiency's call merge_heads
     too, and each call that times out restarts the worker."""
-    from tests.tooling.small_checkout import small_tests
+    from tests.tooling.small_checkout import small_tests, task_files
 
     monkeypatch.setenv("GRADER_CALL_TIMEOUT", "1")
     (tmp_path / "student" / "attention.py").parent.mkdir()
     (tmp_path / "student" / "attention.py").write_text(LOOP_IN_MERGE_HEADS)
-    tasks = ("scores", "causal_mask", "softmax_weights", "sdpa", "heads")
-    tests = small_tests(tmp_path / "tests", ("public/__init__.py", *(f"public/test_{task}.py" for task in tasks)))
+    tests = small_tests(tmp_path / "tests", task_files(("scores", "causal_mask", "softmax_weights", "sdpa", "heads")))
     report = grade(tmp_path / "student", "public", tests_dir=tests)
     for task in ("scores", "causal_mask", "softmax_weights", "sdpa"):
         assert report.tasks[task].score == report.tasks[task].max_score, task

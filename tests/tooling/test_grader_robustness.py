@@ -19,14 +19,14 @@ from grader.report import FlagKind, Status
 from grader.sandbox.policy import Limits
 from instructor.batch import run_batch
 from tests.tooling.misbehaving import SUBMISSIONS
-from tests.tooling.small_checkout import small_tests
+from tests.tooling.small_checkout import small_tests, task_files
 
 SCHEMA = json.loads((REPO / "tests/schemas/gradescope-results.schema.json").read_text())
 IMPORT_FAILURES = ("sys_exit_at_import", "os_exit_at_import", "syntax_error", "name_error_at_import")
 CRASHES_IN_SDPA = ("segfault_in_sdpa", "os_exit_in_sdpa", "hang_in_sdpa", "memory_bomb_in_sdpa",
                    "calls_torch_sdpa", "calls_aten_sdpa_without_torch_function")
 UNTOUCHED_TASKS = ("scores", "causal_mask", "softmax_weights", "heads", "divisibility")
-ROBUSTNESS_SUITE = ("public/__init__.py", *(f"public/test_{task}.py" for task in (*UNTOUCHED_TASKS, "sdpa")))
+ROBUSTNESS_SUITE = task_files((*UNTOUCHED_TASKS, "sdpa"))
 
 
 def no_scan(source):
@@ -118,7 +118,8 @@ def test_every_format_renders_a_valid_report(graded, name):
     classroom = json.loads(classroom_text)
     assert classroom["max_score"] > 0 and classroom["tests"]
     assert all(isinstance(test["score"], (int, float)) for test in classroom["tests"])
-    assert round(sum(test["score"] for test in classroom["tests"]), 2) == report.score  # the core: never above max_score
+    # the core points: never above max_score
+    assert round(sum(test["score"] for test in classroom["tests"]), 2) == report.score
     assert classroom["max_score"] == report.max_score or report.max_score == 0
     if report.score < report.max_score:
         assert classroom["status"] in ("fail", "error")
