@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.report import FlagKind
 from grader.sandbox import isolation as sandbox
 from grader.tasks import BY_ID
 from instructor.batch import run_batch
@@ -35,9 +36,14 @@ def graded_class(root: Path, names: list[str], suite: str) -> dict:
     return run_batch(root, suite=suite, jobs=2, output=root.parent / "grades.csv", progress=False)
 
 
+# a report with one of these ran none of the file's code: its zeros say nothing of the suites
+NOT_RUN = (FlagKind.MISSING, FlagKind.REFUSED, FlagKind.GRADER_ERROR, FlagKind.OUT_OF_TIME)
+
+
 def caught(report, name: str) -> bool:
+    """Whether the mistake's own task lost points in a grade that ran the file."""
     task = report.tasks[task_of(name)]
-    return task.score < task.max_score
+    return task.score < task.max_score and not any(flag.kind in NOT_RUN for flag in report.flags)
 
 
 @pytest.fixture(scope="module")
@@ -61,4 +67,5 @@ def test_correct_code_in_another_style_keeps_full_marks(graded, name):
 
 @pytest.mark.parametrize("name", MISTAKES)
 def test_a_fresh_mistake_loses_points_in_its_own_task(graded, name):
-    assert caught(graded[name], name), f"{name} keeps every point of {task_of(name)}"
+    assert caught(graded[name], name), f"{name} keeps every point of {task_of(name)}, or was not run: " \
+                                       f"{graded[name].flags}"
