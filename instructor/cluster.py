@@ -15,6 +15,7 @@ a local batch, sandbox included. Only the client writes the gradebook and the re
 """
 
 import contextlib
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -99,9 +100,23 @@ def connect(scheduler: str | None, cluster: str | None) -> Iterator[Any]:
                 yield client
             return
         workers = local_workers(cluster or "")
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as local:
+        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        try:
             with Client(local) as client:
                 yield client
+        finally:
+            close_local_cluster(local)
+
+
+def close_local_cluster(local: Any) -> None:
+    """Close a LocalCluster whose work is done. Closing while a nanny restarts a worker that died (a student's
+    grading killed it) raises inside Dask ("can only join a started process"): the grades are in by then, so
+    that costs one line on stderr, not the batch."""
+    try:
+        local.close()
+    except Exception as error:  # Dask's own teardown; any error of the batch itself has been raised already
+        print(f"batch: the local Dask cluster did not close cleanly ({type(error).__name__}: {error}); "
+              "every grade was recorded", file=sys.stderr)
 
 
 def grade_on_cluster(jobs: list[Job], suite: str, timeout: float, client: Any, on_result: Callable[..., None],

@@ -89,3 +89,16 @@ def test_the_settings_read_back_from_their_environment_variables(monkeypatch):
     config = dask.config.collect_env()
     for key, value in DASK_SETTINGS.items():
         assert dask.config.get(key, config=config) == value
+
+
+def test_a_local_cluster_that_fails_to_close_after_the_grades_costs_one_line_not_the_batch(capsys):
+    """Closing while a nanny restarts a worker a student's grading killed raised inside Dask: the batch, whose
+    grades were all recorded, ended in a traceback."""
+    from instructor.cluster import close_local_cluster
+
+    class Racing:
+        def close(self):
+            raise AssertionError("can only join a started process")
+
+    close_local_cluster(Racing())
+    assert "did not close cleanly (AssertionError: can only join a started process)" in capsys.readouterr().err
