@@ -114,13 +114,11 @@ def test_show_output_prints_what_the_code_printed(poisoned):
 def test_a_loop_in_one_function_costs_only_the_tests_that_call_it(tmp_path, monkeypatch):
     """Graded on the public files of the tasks read here: mha's, kv_cache's and efficiency's call merge_heads
     too, and each call that times out restarts the worker."""
-    from tests.tooling.small_checkout import small_tests, task_files
+    from tests.tooling.misbehaving import grade_submission
 
     monkeypatch.setenv("GRADER_CALL_TIMEOUT", "1")
-    (tmp_path / "student" / "attention.py").parent.mkdir()
-    (tmp_path / "student" / "attention.py").write_text(LOOP_IN_MERGE_HEADS)
-    tests = small_tests(tmp_path / "tests", task_files(("scores", "causal_mask", "softmax_weights", "sdpa", "heads")))
-    report = grade(tmp_path / "student", "public", tests_dir=tests)
+    report = grade_submission(tmp_path, "student", LOOP_IN_MERGE_HEADS,
+                              tasks=("scores", "causal_mask", "softmax_weights", "sdpa", "heads"))
     for task in ("scores", "causal_mask", "softmax_weights", "sdpa"):
         assert report.tasks[task].score == report.tasks[task].max_score, task
     assert report.tasks["heads"].score < report.tasks["heads"].max_score
