@@ -204,6 +204,12 @@ def _resolve(text: str) -> Resolution | Finding:
 
 
 NAMED_FIELDS = ("namedtuple", "NamedTuple", "make_dataclass")  # types whose attribute names are given as strings
+# What a class read off an object (type(x), x.__class__, getattr(x, "__class__")) may give: strings only. Called,
+# bound or passed on, the class of a class is type, whose three-argument call builds a class from names made at
+# run time, dunder methods included (the metaclass rule's reason).
+CLASS_STRINGS = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
+CLASS_READERS = frozenset({"isinstance", "issubclass"})  # builtins that only compare the classes they are given
+CLASS_PRINTERS = frozenset({"print", "str", "repr", "format"})  # builtins that only turn their argument into text
 
 
 def _defined(nodes: list[ast.AST]) -> set[str]:
@@ -304,6 +310,7 @@ class _Check:
         self.type_callees = {id(node.func) for node in nodes if isinstance(node, ast.Call)
                              and isinstance(node.func, ast.Name) and node.func.id == "type"
                              and len(node.args) == 1 and not node.keywords}
+        self.parent = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
         self.restricted: dict[str, str] = {}  # the name `import sys` binds -> "sys"
         self.restricted_uses: set[int] = set()  # Name nodes used as NAME.allowed_attribute
         self.read_as: dict[int, str] = {}  # Name node -> the attribute read from it (NAME.attribute)
@@ -388,6 +395,8 @@ class _Check:
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if id(func) in self.type_callees:
+            self.class_of(node, "type(x)")
         if (isinstance(func, ast.Attribute) and func.attr in self.policy.string_imports
                 and not self._torch_type_call(node)):
             self.add(node, f".{func.attr}() with an argument other than torch's own name such as torch.float64 "
@@ -399,6 +408,8 @@ class _Check:
             if isinstance(name, ast.Constant) and isinstance(name.value, str) and not node.keywords:
                 self.name_call_callees.add(id(func))
                 self.attribute(node, name.value, f"{func.id}() of ")
+                if func.id == "getattr" and name.value == "__class__":
+                    self.class_of(node, "getattr(x, '__class__')")
             elif isinstance(name, ast.Name) and (self.scope_of[id(name)], name.id) in self.loops and not node.keywords:
                 self.name_call_callees.add(id(func))
                 for value in sorted(self.loops[self.scope_of[id(name)], name.id]):
@@ -407,6 +418,39 @@ class _Check:
                 self.name_call_callees.add(id(func))
                 self.add(node, f"{func.id}() with a name that is not a string literal or a loop over literals "
                               "(write obj.name)")
+
+    def class_of(self, node: ast.expr, shown: str) -> None:
+        """node reads an object's class (shown): refused unless the class is only read as text, compared, or
+        given to isinstance/issubclass (see CLASS_STRINGS)."""
+        if not self._class_only_read(node):
+            self.add(node, f"{shown} other than read for its name, compared, given to isinstance or called with other "
+                           "than three arguments (the class of a class is type, whose three-argument call builds a "
+                           "class from names made at run time): name the class instead")
+
+    def _class_only_read(self, node: ast.expr) -> bool:
+        parent = self.parent.get(id(node))
+        if isinstance(parent, ast.Attribute):
+            return parent.attr in CLASS_STRINGS
+        if isinstance(parent, (ast.Compare, ast.FormattedValue)):
+            return True
+        if isinstance(parent, ast.Tuple):  # (int, type(x)): a tuple of classes, read the same way
+            return self._class_only_read(parent)
+        if isinstance(parent, ast.BinOp):  # "%s" % type(x)
+            return (isinstance(parent.op, ast.Mod) and parent.right is node and isinstance(parent.left, ast.Constant)
+                    and isinstance(parent.left.value, str))
+        if not isinstance(parent, ast.Call):
+            return False
+        if parent.func is node:  # type(self)(a, b) is a new instance; type(C)(name, bases, namespace) a class
+            if any(isinstance(argument, ast.Starred) for argument in parent.args) or not all(
+                    keyword.arg for keyword in parent.keywords) or len(parent.args) == 3:
+                return False
+            # type(C)(x) is type(x): a class again, read under the same rule
+            return self._class_only_read(parent) if len(parent.args) == 1 and not parent.keywords else True
+        name = parent.func.id if isinstance(parent.func, ast.Name) else None
+        if name is None or name in self.resolution.bound or any(
+                isinstance(argument, ast.Starred) for argument in parent.args) or parent.keywords:
+            return False
+        return (name in CLASS_READERS and len(parent.args) == 2) or (name in CLASS_PRINTERS and len(parent.args) == 1)
 
     def _torch_type_call(self, node: ast.Call) -> bool:
         """x.type(), x.type(torch.float64) or x.type(dtype=torch.float64[, non_blocking=True]): the only names
@@ -479,6 +523,8 @@ class _Check:
             self.add(node, f"del .{node.attr} (deleting what {IMPL_NAME} did not define)")
         elif not isinstance(node.ctx, ast.Store) or id(node) in self.read_targets:
             self.attribute(node, node.attr)
+            if node.attr == "__class__":
+                self.class_of(node, ".__class__")
         elif node.attr in self.policy.reserved or (node.attr.startswith("__") and node.attr not in self.policy.dunders):
             self.attribute(node, node.attr)
 

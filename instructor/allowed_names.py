@@ -275,8 +275,9 @@ def handout_table(policy: dict[str, Any]) -> str:
          "any other module (`numpy`, `os`, `sys`, ...), relative imports, `from ... import *`"),
         ("Python", "every ordinary statement and expression: `def`, `class`, `if`, `for`, `while`, `with`, "
                    "`try`, `match`, `lambda`, comprehensions, `global`",
-         ", ".join(syntax) + "; metaclasses (`metaclass=`, `type()` with three arguments); a coding line other "
-         "than UTF-8"),
+         ", ".join(syntax) + "; metaclasses (`metaclass=`, `type()` with three arguments); an object's class "
+         "(`type(x)`, `x.__class__`) other than read for its name, compared, given to `isinstance` or printed; a "
+         "coding line other than UTF-8"),
         ("builtins", f"{_code(sorted(set(allowed_builtins) - set(calls)))}, every exception class; {_code(calls)} "
                      "as a call with a literal name: `getattr(obj, \"name\")`. A name your file binds (a parameter "
                      "called `input`) is yours",

@@ -172,6 +172,34 @@ def test_idioms_an_earlier_scan_refused_pass(source):
 
 
 @pytest.mark.parametrize("source", [
+    "def f(x):\n    raise TypeError(f'got {type(x).__name__}, {x.__class__.__qualname__}')\n",
+    "import torch\ndef f(x, y):\n    assert type(x) is torch.Tensor and type(x) == type(y) and type(y) in (int, float)\n",
+    "def f(x, y):\n    return isinstance(x, (int, type(None))) and issubclass(type(x), y.__class__)\n",
+    "def f(x):\n    print(type(x))\n    return '%s' % type(x) + str(x.__class__) + f'{type(x)!r}'\n",
+    "class Cache:\n    def __init__(self, size, heads=1):\n        self.size = size\n"
+    "    def empty(self):\n        return type(self)(self.size, heads=2), self.__class__(self.size, 2)\n",
+    "def f(x):\n    return getattr(x, '__class__').__name__\n",
+])
+def test_a_class_read_for_its_name_compared_or_given_to_isinstance_passes(source):
+    """type(x) and x.__class__ as correct code uses them: in messages, comparisons, isinstance, and calls
+    of a file's own class that cannot be the three-argument type."""
+    assert scan(source) == []
+
+
+@pytest.mark.parametrize("source", [
+    "def f(x):\n    cls = type(x)\n    return cls\n", "def f(x):\n    return x.__class__\n",
+    "def f(x):\n    return [type(x)]\n", "def f(x, g):\n    return g(type(x))\n",
+    "def isinstance(a, b):\n    return b\ndef f(x):\n    return isinstance(1, type(x))\n",
+    "def f(x, a):\n    return type(x)(*a)\n", "def f(x, a):\n    return x.__class__(a, a, a)\n",
+    "def f(x):\n    return type(x).mro()\n", "class C(type(int)):\n    pass\n",
+    "def f(x):\n    return type(x)(x)\n",
+])
+def test_a_class_read_any_other_way_is_refused(source):
+    """Kept, returned, passed on or called with three arguments, an object's class may be type itself."""
+    assert refused(source)
+
+
+@pytest.mark.parametrize("source", [
     "import torch\ndef f(x, y):\n    return x.type(y.type())\n",
     "def f(obj):\n    return '{0._secret}'.format(obj)\n", "template = '{0.a}'\ns = template.format(1)\n",
     "def f():\n    return open\n", "def g(input):\n    return input\nreader = input\n",
