@@ -9,13 +9,15 @@ only ever sees decoded plain data.
 """
 
 import contextlib
+import functools
+import gc
 import importlib.util
 import os
 import sys
 import traceback
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any
 
 import torch
@@ -25,6 +27,7 @@ from grader.sandbox import guard, wire
 from grader.sandbox.policy import set_rlimit
 
 STUDENT_MODULE = LAB.module
+CACHED_VERSION = "__dynamo_disable"  # where torch._disable_dynamo keeps the version it calls (compile_nothing)
 
 
 class Worker:
@@ -239,12 +242,36 @@ def limit_memory(budget_mb: int) -> None:
     set_rlimit(resource.RLIMIT_AS, current + budget)
 
 
+def compile_nothing() -> None:
+    """Many of torch's Python functions (the meta device's kernels among them) are wrapped by
+    torch._disable_dynamo, whose wrapper imports the compiler at their first call to make a version of them it
+    will not compile: 1.5 CPU-seconds in every worker, and operator definitions, which the guard refuses inside
+    a graded call. The worker compiles nothing (the scan refuses torch.compile), so each function is its own
+    such version here, and functions wrapped later are left as they are. Should torch's wrapper change shape,
+    this does nothing, and the first meta operation of warm_up() imports the compiler, outside any call."""
+    import torch._compile
+
+    wrap = torch._compile._disable_dynamo
+    inner = next((const for const in wrap.__code__.co_consts if getattr(const, "co_name", None) == "inner"), None)
+    if inner is None or "fn" not in inner.co_freevars or CACHED_VERSION not in inner.co_consts:
+        return
+    for function in gc.get_objects():
+        if type(function) is FunctionType and function.__code__ is inner and function.__closure__:
+            wrapped = function.__closure__[inner.co_freevars.index("fn")].cell_contents
+            setattr(wrapped, CACHED_VERSION, wrapped)
+
+    def leave_as_is(fn: Any = None, recursive: bool = True) -> Any:
+        return fn if fn is not None else functools.partial(leave_as_is, recursive=recursive)
+
+    torch._compile._disable_dynamo = torch._disable_dynamo = leave_as_is
+
+
 def warm_up(meta: bool = True) -> None:
-    """Pay torch's first-use costs before any call is timed. meta: also the first meta-device operation,
-    which imports torch._dynamo (about 1.3 CPU-seconds, while the test process collects): suites may call
-    the student's code on that device (a tensor built on the CPU shows there); a first meta operation inside
-    the guard defines torch operators, which it refuses."""
+    """Pay torch's first-use costs before any call is timed. meta: also the first meta-device operation
+    (sympy's import, about 0.5 CPU-seconds, while the test process collects): suites may call the student's
+    code on that device (a tensor built on the CPU shows there)."""
     torch.set_num_threads(1)
+    compile_nothing()
     with guard.watch():
         torch.ones(2) + 1
         if meta:

@@ -86,6 +86,10 @@ PROBE = textwrap.dedent('''
         print(x)
         return x * 2
 
+    def meta_lower_triangle():
+        mask = torch.ones(4, 4, dtype=torch.bool, device="meta").tril()
+        return [mask.device.type, "torch._dynamo" in sys.modules]
+
     def walk_outside(skip):
         """Every path of the file system, except what lies below the folders in skip."""
         found = []
@@ -180,6 +184,13 @@ def test_threads_and_numpy_round_trips_are_refused(worker):
 
     with pytest.raises(RefusedInSubmission, match="torch tensor operations"):
         worker[0].via_numpy(torch.ones(2))
+
+
+def test_a_meta_device_operation_in_a_graded_call_imports_no_compiler(worker):
+    """torch wraps its meta kernels so that their first call imports torch._dynamo (operator definitions, which
+    the guard refuses in a call, and 1.5 CPU-seconds); the worker compiles nothing and skips that import."""
+    submission, _ = worker
+    assert submission.meta_lower_triangle() == ["meta", False]
 
 
 def test_printing_a_tensor_in_a_graded_call_is_allowed_and_not_counted(worker):
