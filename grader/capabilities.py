@@ -172,6 +172,7 @@ class Resolution:
 
     builtins: frozenset[str]
     bound: frozenset[str]
+    imported_only: frozenset[str]  # bound by imports and nothing else, in every scope
 
 
 def _scopes(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
@@ -189,18 +190,25 @@ def _resolve(text: str) -> Resolution | Finding:
     except (RecursionError, MemoryError, ValueError):
         return Finding(0, "Python cannot read it: split it into simpler steps", unreadable=True)
     tables = list(_scopes(module))
-    bound, module_level = set(), set()
+    bound: set[str] = set()
+    module_level: set[str] = set()
+    imported: set[str] = set()
+    bound_otherwise: set[str] = set()
     for table in tables:
         for symbol in table.get_symbols():
             binds = symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace() or symbol.is_parameter()
             if binds:
                 bound.add(symbol.get_name())
+            if symbol.is_imported():
+                imported.add(symbol.get_name())
+            elif binds:
+                bound_otherwise.add(symbol.get_name())
             if binds and (table is module or symbol.is_declared_global()):
                 module_level.add(symbol.get_name())
     read = {symbol.get_name() for table in tables for symbol in table.get_symbols()
             if symbol.is_referenced() and (symbol.is_global() or table is module)
             and symbol.get_name() not in module_level}
-    return Resolution(frozenset(read & set(vars(builtins))), frozenset(bound))
+    return Resolution(frozenset(read & set(vars(builtins))), frozenset(bound), frozenset(imported - bound_otherwise))
 
 
 NAMED_FIELDS = ("namedtuple", "NamedTuple", "make_dataclass")  # types whose attribute names are given as strings
@@ -210,6 +218,25 @@ NAMED_FIELDS = ("namedtuple", "NamedTuple", "make_dataclass")  # types whose att
 CLASS_STRINGS = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 CLASS_READERS = frozenset({"isinstance", "issubclass"})  # builtins that only compare the classes they are given
 CLASS_PRINTERS = frozenset({"print", "str", "repr", "format"})  # builtins that only turn their argument into text
+ENUM_READERS = frozenset({"list", "tuple", "set", "sorted", "len", "iter", "reversed"})  # they only iterate it
+BUILTIN_CLASSES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type))
+ENUM_CLASSES = frozenset({"Enum", "IntEnum", "Flag", "IntFlag"})  # called with names, they build a class of them
+
+
+def _reads_a_class(node: ast.AST, type_callees: set[int]) -> bool:
+    """type(x), x.__class__ or getattr(x, "__class__")."""
+    if isinstance(node, ast.Call):
+        return id(node.func) in type_callees or (
+            isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant) and node.args[1].value == "__class__")
+    return isinstance(node, ast.Attribute) and node.attr == "__class__" and isinstance(node.ctx, ast.Load)
+
+
+def _literal_names(value: ast.expr | None) -> bool:
+    """A string literal, or a tuple or list of them."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return all(_literal_names(element) for element in value.elts)
+    return isinstance(value, ast.Constant) and isinstance(value.value, str)
 
 
 def _defined(nodes: list[ast.AST]) -> set[str]:
@@ -311,6 +338,12 @@ class _Check:
                              and isinstance(node.func, ast.Name) and node.func.id == "type"
                              and len(node.args) == 1 and not node.keywords}
         self.parent = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
+        self.class_reads = {id(node) for node in nodes if _reads_a_class(node, self.type_callees)}
+        self.from_module: dict[str, tuple[str, str]] = {}  # a name `from M import X as name` binds -> (M, X)
+        for node in nodes:
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                for alias in node.names:
+                    self.from_module[alias.asname or alias.name] = (node.module or "", alias.name)
         self.restricted: dict[str, str] = {}  # the name `import sys` binds -> "sys"
         self.restricted_uses: set[int] = set()  # Name nodes used as NAME.allowed_attribute
         self.read_as: dict[int, str] = {}  # Name node -> the attribute read from it (NAME.attribute)
@@ -342,6 +375,13 @@ class _Check:
                             and stream.attr in policy.print_streams.get(self.restricted.get(stream.value.id, ""), ())):
                         self.restricted_uses.add(id(stream.value))
                         self.restricted_attributes.add(id(stream))
+        self.enum_classes: set[str] = set()  # the file's own classes derived from an Enum (needs self.restricted)
+        classes = [node for node in nodes if isinstance(node, ast.ClassDef)]
+        while True:
+            derived = {node.name for node in classes if any(self.is_enum(base) for base in node.bases)}
+            if derived <= self.enum_classes:
+                break
+            self.enum_classes |= derived
 
     def add(self, node: ast.AST, construct: str) -> None:
         self.found.append(Finding(getattr(node, "lineno", 0), construct))
@@ -414,6 +454,8 @@ class _Check:
                 self.name_call_callees.add(id(func))
                 for value in sorted(self.loops[self.scope_of[id(name)], name.id]):
                     self.attribute(node, value, f"{func.id}() of ")
+                    if func.id == "getattr" and value == "__class__":
+                        self.class_of(node, "getattr(x, '__class__')")
             else:
                 self.name_call_callees.add(id(func))
                 self.add(node, f"{func.id}() with a name that is not a string literal or a loop over literals "
@@ -431,7 +473,10 @@ class _Check:
         parent = self.parent.get(id(node))
         if isinstance(parent, ast.Attribute):
             return parent.attr in CLASS_STRINGS
-        if isinstance(parent, (ast.Compare, ast.FormattedValue)):
+        if isinstance(parent, ast.Compare):  # == and in call the other side's __eq__: a class's, never the file's
+            return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops) or all(
+                self.is_a_class(operand) for operand in (parent.left, *parent.comparators) if operand is not node)
+        if isinstance(parent, ast.FormattedValue):
             return True
         if isinstance(parent, ast.Tuple):  # (int, type(x)): a tuple of classes, read the same way
             return self._class_only_read(parent)
@@ -451,6 +496,54 @@ class _Check:
                 isinstance(argument, ast.Starred) for argument in parent.args) or parent.keywords:
             return False
         return (name in CLASS_READERS and len(parent.args) == 2) or (name in CLASS_PRINTERS and len(parent.args) == 1)
+
+    def is_a_class(self, node: ast.expr) -> bool:
+        """node is a class (or None) whatever the file does: a builtin class, a value an import gives, an
+        object's class, or a tuple of them."""
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return all(self.is_a_class(element) for element in node.elts)
+        if isinstance(node, ast.Constant):
+            return node.value is None
+        if id(node) in self.class_reads:
+            return True
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        return root.id in self.resolution.imported_only or (
+            root is node and root.id in BUILTIN_CLASSES and root.id not in self.resolution.bound)
+
+    def is_enum(self, node: ast.expr) -> bool:
+        """node names an Enum class: enum's own, or one of the file's derived from it."""
+        if isinstance(node, ast.Name):
+            module, name = self.from_module.get(node.id, ("", ""))
+            return node.id in self.enum_classes or (
+                module == "enum" and name in ENUM_CLASSES and node.id in self.resolution.imported_only)
+        return (isinstance(node, ast.Attribute) and node.attr in ENUM_CLASSES and isinstance(node.value, ast.Name)
+                and self.restricted.get(node.value.id) == "enum")
+
+    def enum_use(self, node: ast.expr) -> None:
+        """An Enum class called with names builds a class of them (Enum("E", [(name, function)]), a name made
+        at run time included): it may be a base, read for a member, iterated, compared, or called with a value."""
+        parent = self.parent.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            fine = len(parent.args) == 1 and not parent.keywords and not isinstance(parent.args[0], ast.Starred)
+        elif isinstance(parent, ast.Call):
+            name = parent.func.id if isinstance(parent.func, ast.Name) else None
+            fine = (name in CLASS_READERS | CLASS_PRINTERS | ENUM_READERS and name not in self.resolution.bound
+                    and node in parent.args)
+        elif isinstance(parent, ast.Attribute):
+            fine = parent.attr not in ("__call__", "__init__")
+        elif isinstance(parent, ast.ClassDef):
+            fine = node in parent.bases
+        elif isinstance(parent, (ast.For, ast.comprehension)):
+            fine = parent.iter is node
+        else:
+            fine = isinstance(parent, (ast.Compare, ast.Subscript, ast.arg, ast.AnnAssign, ast.FunctionDef))
+        if not fine:
+            self.add(node, "an Enum class other than as a base, read for a member, iterated, compared or called with "
+                           "one value (called with names, it builds a class of them, dunder methods included)")
 
     def _torch_type_call(self, node: ast.Call) -> bool:
         """x.type(), x.type(torch.float64) or x.type(dtype=torch.float64[, non_blocking=True]): the only names
@@ -504,6 +597,8 @@ class _Check:
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
+        if isinstance(node.ctx, ast.Load) and self.is_enum(node):
+            self.enum_use(node)
         if name == "type" and id(node) not in self.type_callees:
             self.add(node, "type other than type(x) (three arguments, or as a base, build classes from names made at "
                            "run time)")
@@ -517,6 +612,8 @@ class _Check:
             self.add(node, f"{name} (a dunder that reaches Python's internals)")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Load) and self.is_enum(node):
+            self.enum_use(node)
         if id(node) in self.restricted_attributes:
             return  # the module's listed name: exactly that module's value, whatever else the name means
         if isinstance(node.ctx, ast.Del) and node.attr not in self.own:
@@ -535,6 +632,30 @@ class _Check:
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if any(keyword.arg in ("metaclass", None) for keyword in node.keywords):
             self.add(node, f"class {node.name}(metaclass=...) (a metaclass builds classes from names made at run time)")
+        for base in node.bases:
+            named = base.value if isinstance(base, ast.Subscript) else base  # Generic[T] names Generic
+            root = named
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not isinstance(root, ast.Name):
+                self.add(base, f"class {node.name}(...) with a base other than a named class (Python calls a base's "
+                               "class with the class body, as a metaclass)")
+            elif self._typing_type(named):
+                self.add(base, f"class {node.name}(Type) (typing.Type as a base is type: the class would be a "
+                               "metaclass, which builds classes from names made at run time)")
+        for statement in node.body:
+            if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                continue
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if any(isinstance(target, ast.Name) and target.id == "__slots__" for target in targets) and (
+                    isinstance(statement, ast.AugAssign) or not _literal_names(statement.value)):
+                self.add(statement, "__slots__ other than string literals (each slot is a name of the class)")
+
+    def _typing_type(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return self.from_module.get(node.id) == ("typing", "Type")
+        return (isinstance(node, ast.Attribute) and node.attr == "Type" and isinstance(node.value, ast.Name)
+                and self.restricted.get(node.value.id) == "typing")
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for name in node.kwd_attrs:  # case C(name=x) reads C's attribute name

@@ -56,8 +56,18 @@ def restricted_names(policy: dict[str, Any]) -> dict[str, list[str]]:
         if module_name == "about":
             continue
         module = importlib.import_module(module_name)
-        names[module_name] = sorted(_public(module) - refused) if listed == "*" else list(listed)
+        names[module_name] = sorted(name for name in _public(module) - refused if _plain(getattr(module, name, None))) \
+            if listed == "*" else list(listed)
     return names
+
+
+def _plain(value: object) -> bool:
+    """What "*" gives of a module: its functions, classes and constants; never a metaclass (a subclass of
+    type builds classes from names made at run time: numbers.ABCMeta), a module, or a mutable registry the
+    whole process reads (copy.dispatch_table is copyreg's table of pickling hooks)."""
+    if isinstance(value, type):
+        return not issubclass(value, type)
+    return not isinstance(value, (types.ModuleType, dict, list, set, bytearray))
 
 
 def _refused(policy: dict[str, Any]) -> set[str]:
@@ -277,7 +287,8 @@ def handout_table(policy: dict[str, Any]) -> str:
                    "`try`, `match`, `lambda`, comprehensions, `global`",
          ", ".join(syntax) + "; metaclasses (`metaclass=`, `type()` with three arguments); an object's class "
          "(`type(x)`, `x.__class__`) other than read for its name, compared, given to `isinstance` or printed; a "
-         "coding line other than UTF-8"),
+         "base other than a named class; `__slots__` other than string literals; `Enum(\"Name\", names)`; a coding "
+         "line other than UTF-8"),
         ("builtins", f"{_code(sorted(set(allowed_builtins) - set(calls)))}, every exception class; {_code(calls)} "
                      "as a call with a literal name: `getattr(obj, \"name\")`. A name your file binds (a parameter "
                      "called `input`) is yours",

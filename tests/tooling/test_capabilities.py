@@ -149,7 +149,10 @@ def test_each_attack_that_passed_an_earlier_scan_is_refused(path):
     storage._load_from_bytes), Storage.type('module'), the nested-tensor masked softmax. The white-box round:
     Storage.type(a variable), a coding line behind a form feed, `import a.b` binding package a, x._private -= y
     (which reads it), a print of the file's own, catch_warnings()._module, license's file printer, a format
-    template built at run time, a metaclass in class keywords."""
+    template built at run time, a metaclass in class keywords. The class-building round: the class of a class
+    (type, reached through type(C), C.__class__, getattr, a comparison with an own __eq__ or __contains__,
+    numbers.ABCMeta, typing.Type as a base), Enum's functional form, slots named at run time, copy's pickling
+    registry, an instance as a base."""
     assert scan(path.read_bytes())
 
 
@@ -184,6 +187,37 @@ def test_a_class_read_for_its_name_compared_or_given_to_isinstance_passes(source
     """type(x) and x.__class__ as correct code uses them: in messages, comparisons, isinstance, and calls
     of a file's own class that cannot be the three-argument type."""
     assert scan(source) == []
+
+
+@pytest.mark.parametrize("source", [
+    "import enum\nclass Kind(enum.Enum):\n    CAUSAL = 1\n    FULL = 2\n"
+    "def f(k: Kind, v) -> Kind:\n    assert isinstance(k, Kind) and k is not Kind.FULL and k in list(Kind)\n"
+    "    return Kind(v) if v else Kind['CAUSAL']\nNAMES = [kind.name for kind in Kind]\n",
+    "from enum import IntEnum, auto\nclass Mode(IntEnum):\n    A = auto()\nM = Mode.A\n",
+    "from typing import Generic, TypeVar\nimport torch.nn as nn\nT = TypeVar('T')\n"
+    "class Box(Generic[T], nn.Module):\n    __slots__ = ('value',)\n",
+    "import torch\ndef f(x, y):\n    return type(x) == torch.Tensor or type(x) != type(y) or type(x) in (int, None)\n",
+])
+def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
+    """Enum classes read for members, iterated or called with a value; Generic[T] bases; literal slots;
+    an object's class compared with torch's classes, builtins or another object's class."""
+    assert scan(source) == []
+
+
+@pytest.mark.parametrize("source", [
+    "import enum\nE = enum.Enum('E', 'a b')\n", "from enum import Enum\nclass K(Enum):\n    pass\nL = K('L', 'a')\n",
+    "from enum import Enum\nmake = Enum\n", "import functools, enum\nf = functools.partial(enum.Flag, 'F')\n",
+    "class S:\n    __slots__ = tuple(NAMES)\n", "class S:\n    __slots__ = 'a'\n    __slots__ += ('b',)\n",
+    "import typing\nclass M(typing.Type[int]):\n    pass\n", "from typing import Type as T\nclass M(T):\n    pass\n",
+    "def f(g):\n    class C(g()):\n        pass\n",
+    "def f(x, other):\n    return type(x) == other\n", "def f(x, box):\n    return x.__class__ in box\n",
+    "import copy\nt = copy.dispatch_table\n", "from numbers import ABCMeta\n",
+])
+def test_classes_built_from_names_any_other_way_are_refused(source):
+    """Enum's functional form, slots named at run time, typing.Type or a call as a base, a class compared with
+    what may be the file's own object (its __eq__ or __contains__ would receive it), and what a whole module
+    lists that is a metaclass or a registry the process reads."""
+    assert refused(source)
 
 
 @pytest.mark.parametrize("source", [
