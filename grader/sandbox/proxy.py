@@ -8,10 +8,12 @@ Student code never runs in this process. A crashed or hung worker fails the call
 restarted for the next one.
 """
 
+import contextlib
 import os
 import signal
 import tempfile
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -66,6 +68,11 @@ class AdoptedWorker:
         return None
 
 
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
 class Submission:
     """Proxy for the student's file, running in a worker process."""
 
@@ -85,7 +92,11 @@ class Submission:
         self.generation = 0
         self.info: dict[str, Any] | None = None
         self.timed_out: dict[str, int] = {}
-        self.log_path = log_path or tempfile.mkstemp(prefix="grader-worker-", suffix=".log")[1]
+        if log_path is None:  # a log of our own, removed with this object (the grader passes the run's)
+            descriptor, log_path = tempfile.mkstemp(prefix="grader-worker-", suffix=".log")
+            os.close(descriptor)
+            weakref.finalize(self, _remove, log_path)
+        self.log_path = log_path
         self.exception_classes: dict[str, type[RaisedInSubmission]] = {}
         self.flags: list[str] = []
         self.import_failure: SubmissionError | None = None

@@ -105,7 +105,11 @@ def _inside(level, command):
         os.setresgid(ORDINARY_UID, ORDINARY_UID, ORDINARY_UID)
         os.setresuid(ORDINARY_UID, ORDINARY_UID, ORDINARY_UID)
     env.update(PYTHONDONTWRITEBYTECODE="1")
-    os.execvpe(command[0], command, env)
+    if level == "uid":
+        os.execvpe(command[0], command, env)
+    status = subprocess.call(command, env=env)  # then the home it was given goes (its owner may remove it)
+    shutil.rmtree(home, ignore_errors=True)
+    sys.exit(status)
 
 
 def main(args: list) -> int:
