@@ -201,7 +201,7 @@ def _resolve(text: str) -> Resolution | Finding:
                 bound.add(symbol.get_name())
             if symbol.is_imported():
                 imported.add(symbol.get_name())
-            elif binds:
+            if symbol.is_assigned() or symbol.is_namespace() or symbol.is_parameter():
                 bound_otherwise.add(symbol.get_name())
             if binds and (table is module or symbol.is_declared_global()):
                 module_level.add(symbol.get_name())
@@ -230,6 +230,29 @@ def _reads_a_class(node: ast.AST, type_callees: set[int]) -> bool:
             isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant) and node.args[1].value == "__class__")
     return isinstance(node, ast.Attribute) and node.attr == "__class__" and isinstance(node.ctx, ast.Load)
+
+
+def _classes_only(nodes: list[ast.AST]) -> set[str]:
+    """The names only class statements bind: no assignment, import, parameter, def, loop or handler binds them."""
+    classes, other = set(), set()
+    for node in nodes:
+        if isinstance(node, ast.ClassDef):
+            classes.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, ast.alias):
+            other.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            other.add(node.name)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            other.update(node.names)
+    return classes - other
 
 
 def _literal_names(value: ast.expr | None) -> bool:
@@ -339,6 +362,7 @@ class _Check:
                              and len(node.args) == 1 and not node.keywords}
         self.parent = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
         self.class_reads = {id(node) for node in nodes if _reads_a_class(node, self.type_callees)}
+        self.classes_only = _classes_only(nodes)
         self.from_module: dict[str, tuple[str, str]] = {}  # a name `from M import X as name` binds -> (M, X)
         for node in nodes:
             if isinstance(node, ast.ImportFrom) and not node.level:
@@ -473,7 +497,7 @@ class _Check:
         parent = self.parent.get(id(node))
         if isinstance(parent, ast.Attribute):
             return parent.attr in CLASS_STRINGS
-        if isinstance(parent, ast.Compare):  # == and in call the other side's __eq__: a class's, never the file's
+        if isinstance(parent, ast.Compare):  # == and `in` call the other side's __eq__: a class's, never the file's
             return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops) or all(
                 self.is_a_class(operand) for operand in (parent.left, *parent.comparators) if operand is not node)
         if isinstance(parent, ast.FormattedValue):
@@ -498,21 +522,16 @@ class _Check:
         return (name in CLASS_READERS and len(parent.args) == 2) or (name in CLASS_PRINTERS and len(parent.args) == 1)
 
     def is_a_class(self, node: ast.expr) -> bool:
-        """node is a class (or None) whatever the file does: a builtin class, a value an import gives, an
-        object's class, or a tuple of them."""
+        """node is a class (or None) whatever the file does, whose == and `in` run none of the file's code:
+        type(x), a builtin class the file does not rebind, None, or a tuple of them. (x.__class__ is not: a
+        class of the file's may define __class__; nor a module's attribute: the file may set it.)"""
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return all(self.is_a_class(element) for element in node.elts)
         if isinstance(node, ast.Constant):
             return node.value is None
-        if id(node) in self.class_reads:
-            return True
-        root = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name):
-            return False
-        return root.id in self.resolution.imported_only or (
-            root is node and root.id in BUILTIN_CLASSES and root.id not in self.resolution.bound)
+        if isinstance(node, ast.Call):
+            return id(node.func) in self.type_callees
+        return isinstance(node, ast.Name) and node.id in BUILTIN_CLASSES and node.id not in self.resolution.bound
 
     def is_enum(self, node: ast.expr) -> bool:
         """node names an Enum class: enum's own, or one of the file's derived from it."""
@@ -525,7 +544,8 @@ class _Check:
 
     def enum_use(self, node: ast.expr) -> None:
         """An Enum class called with names builds a class of them (Enum("E", [(name, function)]), a name made
-        at run time included): it may be a base, read for a member, iterated, compared, or called with a value."""
+        at run time included): it may be a base, read for a member, iterated, compared with is, an annotation,
+        or called with a value; never handed to code that could call it (an own __getitem__ or __eq__ too)."""
         parent = self.parent.get(id(node))
         if isinstance(parent, ast.Call) and parent.func is node:
             fine = len(parent.args) == 1 and not parent.keywords and not isinstance(parent.args[0], ast.Starred)
@@ -533,14 +553,16 @@ class _Check:
             name = parent.func.id if isinstance(parent.func, ast.Name) else None
             fine = (name in CLASS_READERS | CLASS_PRINTERS | ENUM_READERS and name not in self.resolution.bound
                     and node in parent.args)
-        elif isinstance(parent, ast.Attribute):
-            fine = parent.attr not in ("__call__", "__init__")
+        elif isinstance(parent, (ast.Attribute, ast.Subscript)):  # Kind.CAUSAL, Kind["CAUSAL"]; Kind.mro()[1] is Enum
+            fine = parent.value is node and getattr(parent, "attr", "") not in ("__call__", "__init__", "mro")
         elif isinstance(parent, ast.ClassDef):
             fine = node in parent.bases
         elif isinstance(parent, (ast.For, ast.comprehension)):
             fine = parent.iter is node
-        else:
-            fine = isinstance(parent, (ast.Compare, ast.Subscript, ast.arg, ast.AnnAssign, ast.FunctionDef))
+        elif isinstance(parent, ast.Compare):
+            fine = all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
+        else:  # an annotation
+            fine = node is getattr(parent, "annotation", None) or node is getattr(parent, "returns", None)
         if not fine:
             self.add(node, "an Enum class other than as a base, read for a member, iterated, compared or called with "
                            "one value (called with names, it builds a class of them, dunder methods included)")
@@ -599,6 +621,8 @@ class _Check:
         name = node.id
         if isinstance(node.ctx, ast.Load) and self.is_enum(node):
             self.enum_use(node)
+        if self._typing_type(node):
+            self.type_use(node)
         if name == "type" and id(node) not in self.type_callees:
             self.add(node, "type other than type(x) (three arguments, or as a base, build classes from names made at "
                            "run time)")
@@ -614,6 +638,8 @@ class _Check:
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if isinstance(node.ctx, ast.Load) and self.is_enum(node):
             self.enum_use(node)
+        if self._typing_type(node):
+            self.type_use(node)
         if id(node) in self.restricted_attributes:
             return  # the module's listed name: exactly that module's value, whatever else the name means
         if isinstance(node.ctx, ast.Del) and node.attr not in self.own:
@@ -633,23 +659,42 @@ class _Check:
         if any(keyword.arg in ("metaclass", None) for keyword in node.keywords):
             self.add(node, f"class {node.name}(metaclass=...) (a metaclass builds classes from names made at run time)")
         for base in node.bases:
-            named = base.value if isinstance(base, ast.Subscript) else base  # Generic[T] names Generic
-            root = named
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if not isinstance(root, ast.Name):
-                self.add(base, f"class {node.name}(...) with a base other than a named class (Python calls a base's "
-                               "class with the class body, as a metaclass)")
-            elif self._typing_type(named):
-                self.add(base, f"class {node.name}(Type) (typing.Type as a base is type: the class would be a "
-                               "metaclass, which builds classes from names made at run time)")
+            if not self._named_class(base.value if isinstance(base, ast.Subscript) else base):  # Generic[T]
+                self.add(base, f"class {node.name}(...) with a base other than a class named by a class statement, "
+                               "an import or a module (Python calls the class of an instance given as a base with "
+                               "the class body, as a metaclass)")
         for statement in node.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "__class__":
+                self.add(statement, "def __class__ (an object's class is read, never defined)")
             if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 continue
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            if any(isinstance(target, ast.Name) and target.id == "__slots__" for target in targets) and (
-                    isinstance(statement, ast.AugAssign) or not _literal_names(statement.value)):
+            names = {target.id for target in targets if isinstance(target, ast.Name)}
+            if "__class__" in names:
+                self.add(statement, "__class__ = ... in a class (an object's class is read, never defined)")
+            if "__slots__" in names and (isinstance(statement, ast.AugAssign) or not _literal_names(statement.value)):
                 self.add(statement, "__slots__ other than string literals (each slot is a name of the class)")
+
+    def _named_class(self, node: ast.expr) -> bool:
+        """A name only class statements or imports bind, a builtin, or an attribute of an imported module."""
+        if isinstance(node, ast.Name):  # (a name the file never binds is a builtin, or a NameError)
+            return node.id in self.classes_only or node.id in self.resolution.imported_only or (
+                node.id not in self.resolution.bound)
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return (isinstance(node, ast.Attribute) and isinstance(root, ast.Name) and node.attr not in self.own
+                and (root.id in self.resolution.imported_only or root.id not in self.resolution.bound))
+
+    def type_use(self, node: ast.expr) -> None:
+        """typing.Type is type itself once subclassed (its __mro_entries__): only annotations may name it."""
+        annotated: ast.AST = node
+        while isinstance(self.parent.get(id(annotated)), (ast.Subscript, ast.Tuple, ast.BinOp, ast.List)):
+            annotated = self.parent[id(annotated)]
+        parent = self.parent.get(id(annotated))
+        if annotated is not getattr(parent, "annotation", None) and annotated is not getattr(parent, "returns", None):
+            self.add(node, "typing.Type other than in an annotation (as a base it is type, a metaclass that builds "
+                           "classes from names made at run time)")
 
     def _typing_type(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Name):

@@ -12,6 +12,7 @@ name and each name bound to a module or function outside that reach (sys, os, im
 from __future__ import annotations
 
 import argparse
+import enum
 import importlib
 import json
 import pkgutil
@@ -108,6 +109,8 @@ def _reach(policy: dict[str, Any], refused: set[str]) -> tuple[dict[str, types.M
             return value.__name__ not in reached
         if isinstance(value, type) and issubclass(value, type) and value is not type:
             return True  # builds classes from names made at run time
+        if isinstance(value, enum.EnumMeta) and not value.__members__:
+            return True  # Enum("Name", names) builds a class of them: only enum's own names give it (restricted)
         return (callable(value) and id(value) not in handed_out
                 and _origin(value).split(".")[0] not in ("", "torch", "builtins"))
 
@@ -119,6 +122,8 @@ def _reach(policy: dict[str, Any], refused: set[str]) -> tuple[dict[str, types.M
             if outside(value) or (_is_private(name) and module.__name__ not in restricted
                                   and (_state(value) or _below_python(value))):
                 unsafe.add(name)
+            if isinstance(value, (dict, list, set)) and not module.__name__.startswith("torch"):
+                unsafe.add(name)  # a registry the whole process reads (copy.dispatch_table: pickling hooks)
             if isinstance(value, type):  # a class's own bindings: a module or a function of one out of reach
                 unsafe |= {attribute for attribute, bound in _own(value)
                            if outside(bound) and (isinstance(bound, types.ModuleType) or _standalone(bound))}
@@ -286,9 +291,9 @@ def handout_table(policy: dict[str, Any]) -> str:
         ("Python", "every ordinary statement and expression: `def`, `class`, `if`, `for`, `while`, `with`, "
                    "`try`, `match`, `lambda`, comprehensions, `global`",
          ", ".join(syntax) + "; metaclasses (`metaclass=`, `type()` with three arguments); an object's class "
-         "(`type(x)`, `x.__class__`) other than read for its name, compared, given to `isinstance` or printed; a "
-         "base other than a named class; `__slots__` other than string literals; `Enum(\"Name\", names)`; a coding "
-         "line other than UTF-8"),
+         "(`type(x)`, `x.__class__`) other than read for its name, compared with `is`, given to `isinstance` or "
+         "printed; a base other than a named class; `typing.Type` outside annotations; `__slots__` other than string "
+         "literals; `Enum(\"Name\", names)`; a coding line other than UTF-8"),
         ("builtins", f"{_code(sorted(set(allowed_builtins) - set(calls)))}, every exception class; {_code(calls)} "
                      "as a call with a literal name: `getattr(obj, \"name\")`. A name your file binds (a parameter "
                      "called `input`) is yours",

@@ -118,7 +118,7 @@ def test_each_route_to_the_graders_code_is_found(construct):
 
 @pytest.mark.parametrize("construct", [
     "super().__init__()", "self.modules()", "getattr(self, 'w_q')", "import math\nimport torch.nn.functional as F",
-    "if __name__ == '__main__':\n    pass", "class A:\n    def __call__(self):\n        return self.__class__",
+    "if __name__ == '__main__':\n    pass", "class A:\n    def __call__(self):\n        return self.__class__.__name__",
     "import numpy as np", "import sys\nprint('x', file=sys.stderr)", "from typing import Optional",
     "if not hasattr(mha, '_cache'):\n    pass", "for name in ('w_q', 'w_k'):\n    getattr(self, name)",
 ])

@@ -152,7 +152,9 @@ def test_each_attack_that_passed_an_earlier_scan_is_refused(path):
     template built at run time, a metaclass in class keywords. The class-building round: the class of a class
     (type, reached through type(C), C.__class__, getattr, a comparison with an own __eq__ or __contains__,
     numbers.ABCMeta, typing.Type as a base), Enum's functional form, slots named at run time, copy's pickling
-    registry, an instance as a base."""
+    registry, an instance as a base; and their second round: a class's own __class__ property, a module's
+    attribute or list set by the file, copy and Enum reached through torch's modules, typing.Type under another
+    name, an import rebound in its scope, a profiler writing its trace to any path."""
     assert scan(path.read_bytes())
 
 
@@ -193,10 +195,13 @@ def test_a_class_read_for_its_name_compared_or_given_to_isinstance_passes(source
     "import enum\nclass Kind(enum.Enum):\n    CAUSAL = 1\n    FULL = 2\n"
     "def f(k: Kind, v) -> Kind:\n    assert isinstance(k, Kind) and k is not Kind.FULL and k in list(Kind)\n"
     "    return Kind(v) if v else Kind['CAUSAL']\nNAMES = [kind.name for kind in Kind]\n",
-    "from enum import IntEnum, auto\nclass Mode(IntEnum):\n    A = auto()\nM = Mode.A\n",
+    "from enum import IntEnum, auto\nclass Mode(IntEnum):\n    A = auto()\nM: Mode = Mode.A\nB = Mode.A is M\n",
     "from typing import Generic, TypeVar\nimport torch.nn as nn\nT = TypeVar('T')\n"
     "class Box(Generic[T], nn.Module):\n    __slots__ = ('value',)\n",
-    "import torch\ndef f(x, y):\n    return type(x) == torch.Tensor or type(x) != type(y) or type(x) in (int, None)\n",
+    "import torch\ndef f(x, y):\n    return type(x) is torch.Tensor or type(x) != type(y) or type(x) in (int, None)\n",
+    "from typing import Optional, Type\nimport torch\ndef f(kind: Type[torch.Tensor], y: Optional[Type] = None) -> Type:"
+    "\n    return kind\n",
+    "import torch.nn as nn\nclass Block(nn.Module):\n    pass\nclass Wide(Block, object):\n    pass\n",
 ])
 def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
     """Enum classes read for members, iterated or called with a value; Generic[T] bases; literal slots;
@@ -212,11 +217,20 @@ def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
     "def f(g):\n    class C(g()):\n        pass\n",
     "def f(x, other):\n    return type(x) == other\n", "def f(x, box):\n    return x.__class__ in box\n",
     "import copy\nt = copy.dispatch_table\n", "from numbers import ABCMeta\n",
+    "import enum\nclass K(enum.Enum):\n    A = 1\nE = K.mro()[1]\n",
+    "import enum\nclass K(enum.Enum):\n    A = 1\ndef f(own):\n    return own[K], own == K, K == own\n",
+    "import enum\nx: object = enum.Enum\n",
+    "import torch\nclass G:\n    pass\ntorch.G = G()\ndef f(x):\n    return type(x) == torch.G\n",
+    "import torch\ndef f(x):\n    return type(x) == torch.Tensor or x.__class__ == type(x)\n",
+    "class Spoof:\n    @property\n    def __class__(self):\n        return 1\n",
+    "import typing\nBase = typing.Type\n", "from torch import nn\nnn = 3\nclass M(nn):\n    pass\n",
+    "class Hook:\n    pass\nseed = Hook()\nclass Shape(seed):\n    pass\n",
 ])
 def test_classes_built_from_names_any_other_way_are_refused(source):
-    """Enum's functional form, slots named at run time, typing.Type or a call as a base, a class compared with
-    what may be the file's own object (its __eq__ or __contains__ would receive it), and what a whole module
-    lists that is a metaclass or a registry the process reads."""
+    """Enum's functional form, slots named at run time, typing.Type outside annotations, a base that may be an
+    instance, a class compared with what may be the file's own object (its __eq__ or __contains__ would receive
+    it: even torch.Tensor, which the file may set; write `is`), a __class__ of the file's own, and what a whole
+    module lists that is a metaclass or a registry the process reads."""
     assert refused(source)
 
 

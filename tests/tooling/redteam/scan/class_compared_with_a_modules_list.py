@@ -1,0 +1,34 @@
+"""torch.__all__ (an allowed dunder, a plain list) can hold an own object, and `type(C) in torch.__all__` (compared with an imported value) hands type to that object's __eq__."""
+import torch
+
+
+class Grab:
+    got = None
+
+    def __eq__(self, other):
+        Grab.got = other
+        return False
+
+    def __hash__(self):
+        return 0
+
+
+class C:
+    pass
+
+
+torch.__all__.append(Grab())
+type(C) in torch.__all__
+T = Grab.got
+torch.__all__.pop()
+print("grabbed:", T, T is type(C))
+u = "_" * 2
+
+
+def finalizer(self):
+    print("runtime-named", u + "del" + u, "called by Python")
+
+
+Built = T("Built", (), {u + "del" + u: finalizer})
+obj = Built()
+del obj
