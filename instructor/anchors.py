@@ -7,10 +7,14 @@ replaced span go with it, those after it stay.
 """
 
 import ast
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 TRIPLE_QUOTES = ('"""', "'''")
+SPECIAL = re.compile("['\"#]")  # where code may turn into a string or a comment
+STRING_STOPS = {quote: re.compile(r"[\\" + quote + "]") for quote in "'\""}  # where a string may end
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,7 @@ class CodeText:
     origin: tuple[int, ...]
 
 
+@lru_cache(maxsize=64)  # the reference's, once for every mutant
 def without_comments(text: str) -> CodeText:
     """text with each comment and the blanks before it removed; strings (also triple-quoted) are kept whole.
     Works on fragments of a file as well as whole files."""
@@ -40,8 +45,9 @@ def without_comments(text: str) -> CodeText:
                 step = 2
             elif text.startswith(quote, i):
                 step, quote = len(quote), ""
-            else:
-                step = 1
+            else:  # up to the next escape or quote character
+                found = STRING_STOPS[quote[0]].search(text, i + 1)
+                step = (found.start() if found else len(text)) - i
             keep(i, i + step)
             i += step
         elif char in "'\"":
@@ -54,9 +60,11 @@ def without_comments(text: str) -> CodeText:
                 origin.pop()
             end = text.find("\n", i)
             i = len(text) if end < 0 else end
-        else:
-            keep(i, i + 1)
-            i += 1
+        else:  # code up to the next quote or comment
+            found = SPECIAL.search(text, i + 1)
+            stop = found.start() if found else len(text)
+            keep(i, stop)
+            i = stop
     return CodeText("".join(code), tuple(origin))
 
 
