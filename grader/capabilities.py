@@ -277,6 +277,10 @@ def _defined(nodes: list[ast.AST]) -> set[str]:
             for argument in ast.walk(node):
                 if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
                     names |= set(IDENTIFIER.findall(argument.value))
+        elif isinstance(node, ast.Call) and _called_name(node) in ("setattr", "delattr") and len(node.args) > 1:
+            name = node.args[1]  # setattr(obj, "name", value) assigns obj.name
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                names.add(name.value)
     return names
 
 
@@ -363,6 +367,11 @@ class _Check:
         self.parent = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
         self.class_reads = {id(node) for node in nodes if _reads_a_class(node, self.type_callees)}
         self.classes_only = _classes_only(nodes)
+        self.class_scopes = {id(node) for node in nodes if isinstance(node, ast.ClassDef)}
+        self.class_definitions: dict[str, list[ast.ClassDef]] = {}
+        for node in nodes:
+            if isinstance(node, ast.ClassDef):
+                self.class_definitions.setdefault(node.name, []).append(node)
         self.from_module: dict[str, tuple[str, str]] = {}  # a name `from M import X as name` binds -> (M, X)
         for node in nodes:
             if isinstance(node, ast.ImportFrom) and not node.level:
@@ -489,20 +498,20 @@ class _Check:
         """node reads an object's class (shown): refused unless the class is only read as text, compared, or
         given to isinstance/issubclass (see CLASS_STRINGS)."""
         if not self._class_only_read(node):
-            self.add(node, f"{shown} other than read for its name, compared, given to isinstance or called with other "
-                           "than three arguments (the class of a class is type, whose three-argument call builds a "
-                           "class from names made at run time): name the class instead")
+            self.add(node, f"{shown} other than read for its name, compared with `is` or a named class, given to "
+                           "isinstance, printed, or called with 0, 2 or 4+ arguments (the class of a class is type: "
+                           "type(C)(a, b, c) builds a class from names made at run time, type(C)(x) is type(x)): "
+                           "name the class instead, as in MyClass(x) or `type(x) is torch.Tensor`")
 
     def _class_only_read(self, node: ast.expr) -> bool:
         parent = self.parent.get(id(node))
         if isinstance(parent, ast.Attribute):
             return parent.attr in CLASS_STRINGS
-        if isinstance(parent, ast.Compare):  # == and `in` call the other side's __eq__: a class's, never the file's
-            return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops) or all(
-                self.is_a_class(operand) for operand in (parent.left, *parent.comparators) if operand is not node)
+        if isinstance(parent, ast.Compare):
+            return self._compared_safely(node, parent)
         if isinstance(parent, ast.FormattedValue):
             return True
-        if isinstance(parent, ast.Tuple):  # (int, type(x)): a tuple of classes, read the same way
+        if isinstance(parent, (ast.Tuple, ast.List, ast.Set)):  # (int, type(x)): classes, read the same way
             return self._class_only_read(parent)
         if isinstance(parent, ast.BinOp):  # "%s" % type(x)
             return (isinstance(parent.op, ast.Mod) and parent.right is node and isinstance(parent.left, ast.Constant)
@@ -521,17 +530,52 @@ class _Check:
             return False
         return (name in CLASS_READERS and len(parent.args) == 2) or (name in CLASS_PRINTERS and len(parent.args) == 1)
 
+    def _compared_safely(self, node: ast.expr, compare: ast.Compare) -> bool:
+        """Each comparison of node runs no code of the file's: `is`; == with a class (a class's __eq__ is
+        type's, an object's may be the file's); `in` a literal tuple of classes (whose == is theirs), never `in`
+        a class (a metaclass's __contains__ compares with the members' ==)."""
+        operands = [compare.left, *compare.comparators]
+        at = next(index for index, operand in enumerate(operands) if operand is node)
+        for index, op in enumerate(compare.ops):
+            if at not in (index, index + 1) or isinstance(op, (ast.Is, ast.IsNot)):
+                continue
+            other = operands[index + 1] if at == index else operands[index]
+            literal = (ast.Tuple, ast.List, ast.Set)
+            if isinstance(op, (ast.Eq, ast.NotEq)):
+                fine = self.is_a_class(other)
+            elif isinstance(op, (ast.In, ast.NotIn)):  # node in other, or other in node
+                container = other if at == index else node
+                fine = isinstance(container, literal) and self.is_a_class(other)
+            else:
+                fine = False
+            if not fine:
+                return False
+        return True
+
     def is_a_class(self, node: ast.expr) -> bool:
         """node is a class (or None) whatever the file does, whose == and `in` run none of the file's code:
-        type(x), a builtin class the file does not rebind, None, or a tuple of them. (x.__class__ is not: a
-        class of the file's may define __class__; nor a module's attribute: the file may set it.)"""
+        type(x), a builtin class the file does not rebind, a module's class the file does not set (torch.Tensor),
+        None, or a tuple of them. (Not x.__class__, which an object's own property could give.)"""
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return all(self.is_a_class(element) for element in node.elts)
         if isinstance(node, ast.Constant):
             return node.value is None
         if isinstance(node, ast.Call):
             return id(node.func) in self.type_callees
-        return isinstance(node, ast.Name) and node.id in BUILTIN_CLASSES and node.id not in self.resolution.bound
+        if isinstance(node, ast.Name):
+            return node.id in BUILTIN_CLASSES and node.id not in self.resolution.bound
+        return self._module_attribute(node)
+
+    def _module_attribute(self, node: ast.expr) -> bool:
+        """node is torch.Tensor or the like: a chain of public names from an imported module, none of which the
+        file assigns (torch.Tensor = ... or setattr(torch, "Tensor", ...)), so the value is the module's own."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            if root.attr in self.own or root.attr.startswith("_"):
+                return False
+            root = root.value
+        return root is not node and isinstance(root, ast.Name) and (
+            root.id in self.resolution.imported_only or root.id not in self.resolution.bound)
 
     def is_enum(self, node: ast.expr) -> bool:
         """node names an Enum class: enum's own, or one of the file's derived from it."""
@@ -561,8 +605,9 @@ class _Check:
             fine = parent.iter is node
         elif isinstance(parent, ast.Compare):
             fine = all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
-        else:  # an annotation
-            fine = node is getattr(parent, "annotation", None) or node is getattr(parent, "returns", None)
+        else:  # an annotation; a class body's is read back by dataclasses.fields(): a class of members only
+            fine = (node is getattr(parent, "annotation", None) or node is getattr(parent, "returns", None)) and not (
+                self._field_annotation(parent) and self._memberless(node))
         if not fine:
             self.add(node, "an Enum class other than as a base, read for a member, iterated, compared or called with "
                            "one value (called with names, it builds a class of them, dunder methods included)")
@@ -574,7 +619,9 @@ class _Check:
             root = value
             while isinstance(root, ast.Attribute):
                 root = root.value
-            return isinstance(value, ast.Attribute) and isinstance(root, ast.Name) and root.id in self.torch_names
+            return isinstance(value, ast.Attribute) and (  # torch.float64, or x.dtype where the file sets no dtype
+                (isinstance(root, ast.Name) and root.id in self.torch_names)
+                or (value.attr == "dtype" and "dtype" not in self.own))
         keywords = {keyword.arg: keyword.value for keyword in node.keywords}
         if None in keywords or set(keywords) - {"dtype", "non_blocking"} or len(node.args) + ("dtype" in keywords) > 1:
             return False
@@ -680,26 +727,42 @@ class _Check:
         if isinstance(node, ast.Name):  # (a name the file never binds is a builtin, or a NameError)
             return node.id in self.classes_only or node.id in self.resolution.imported_only or (
                 node.id not in self.resolution.bound)
-        root = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        return (isinstance(node, ast.Attribute) and isinstance(root, ast.Name) and node.attr not in self.own
-                and (root.id in self.resolution.imported_only or root.id not in self.resolution.bound))
+        return self._module_attribute(node)
 
     def type_use(self, node: ast.expr) -> None:
         """typing.Type is type itself once subclassed (its __mro_entries__): only annotations may name it."""
         annotated: ast.AST = node
+        class_variable = False  # inside ClassVar[...]: never a dataclass field
         while isinstance(self.parent.get(id(annotated)), (ast.Subscript, ast.Tuple, ast.BinOp, ast.List)):
             annotated = self.parent[id(annotated)]
+            class_variable |= isinstance(annotated, ast.Subscript) and self._typing_name(annotated.value, "ClassVar")
         parent = self.parent.get(id(annotated))
-        if annotated is not getattr(parent, "annotation", None) and annotated is not getattr(parent, "returns", None):
-            self.add(node, "typing.Type other than in an annotation (as a base it is type, a metaclass that builds "
-                           "classes from names made at run time)")
+        if annotated is not getattr(parent, "annotation", None) and annotated is not getattr(parent, "returns", None) \
+                or (self._field_annotation(parent) and not class_variable):
+            self.add(node, "typing.Type other than in an annotation of a function, a variable or a ClassVar (as a base "
+                           "it is type, a metaclass that builds classes from names made at run time; a dataclass "
+                           "field's annotation is handed back by dataclasses.fields())")
+
+    def _field_annotation(self, parent: ast.AST | None) -> bool:
+        """parent is an annotated name of a class body (a field, whose annotation the class keeps as a value)."""
+        return isinstance(parent, ast.AnnAssign) and self.scope_of.get(id(parent)) in self.class_scopes
+
+    def _memberless(self, node: ast.expr) -> bool:
+        """node is enum's own Enum class, or a class of the file's without members (their functional form
+        builds a class; one with members refuses to be extended)."""
+        if not (isinstance(node, ast.Name) and node.id in self.enum_classes):
+            return True
+        return not any(isinstance(statement, (ast.Assign, ast.AnnAssign)) and getattr(statement, "value", None)
+                       for definition in self.class_definitions.get(node.id, ()) for statement in definition.body)
 
     def _typing_type(self, node: ast.expr) -> bool:
+        return self._typing_name(node, "Type")
+
+    def _typing_name(self, node: ast.expr, name: str) -> bool:
+        """node is typing's name (imported from typing, or typing.name)."""
         if isinstance(node, ast.Name):
-            return self.from_module.get(node.id) == ("typing", "Type")
-        return (isinstance(node, ast.Attribute) and node.attr == "Type" and isinstance(node.value, ast.Name)
+            return self.from_module.get(node.id) == ("typing", name) and node.id in self.resolution.imported_only
+        return (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
                 and self.restricted.get(node.value.id) == "typing")
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:

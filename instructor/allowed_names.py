@@ -291,9 +291,9 @@ def handout_table(policy: dict[str, Any]) -> str:
         ("Python", "every ordinary statement and expression: `def`, `class`, `if`, `for`, `while`, `with`, "
                    "`try`, `match`, `lambda`, comprehensions, `global`",
          ", ".join(syntax) + "; metaclasses (`metaclass=`, `type()` with three arguments); an object's class "
-         "(`type(x)`, `x.__class__`) other than read for its name, compared with `is`, given to `isinstance` or "
-         "printed; a base other than a named class; `typing.Type` outside annotations; `__slots__` other than string "
-         "literals; `Enum(\"Name\", names)`; a coding line other than UTF-8"),
+         "(`type(x)`, `x.__class__`) other than read for its name, compared with `is` or a named class, given to "
+         "`isinstance` or printed; a base other than a named class; `typing.Type` outside annotations; "
+         "`__slots__` other than string literals; `Enum(\"Name\", names)`; a coding line other than UTF-8"),
         ("builtins", f"{_code(sorted(set(allowed_builtins) - set(calls)))}, every exception class; {_code(calls)} "
                      "as a call with a literal name: `getattr(obj, \"name\")`. A name your file binds (a parameter "
                      "called `input`) is yours",

@@ -154,7 +154,8 @@ def test_each_attack_that_passed_an_earlier_scan_is_refused(path):
     numbers.ABCMeta, typing.Type as a base), Enum's functional form, slots named at run time, copy's pickling
     registry, an instance as a base; and their second round: a class's own __class__ property, a module's
     attribute or list set by the file, copy and Enum reached through torch's modules, typing.Type under another
-    name, an import rebound in its scope, a profiler writing its trace to any path."""
+    name, an import rebound in its scope, a profiler writing its trace to any path; and a third: a dataclass
+    field's annotation read back by fields(), an instance set on a module by setattr used as a base."""
     assert scan(path.read_bytes())
 
 
@@ -202,6 +203,16 @@ def test_a_class_read_for_its_name_compared_or_given_to_isinstance_passes(source
     "from typing import Optional, Type\nimport torch\ndef f(kind: Type[torch.Tensor], y: Optional[Type] = None) -> Type:"
     "\n    return kind\n",
     "import torch.nn as nn\nclass Block(nn.Module):\n    pass\nclass Wide(Block, object):\n    pass\n",
+    "from dataclasses import dataclass\nfrom enum import Enum\nclass Kind(Enum):\n    CAUSAL = 1\n"
+    "@dataclass\nclass Config:\n    kind: Kind = Kind.CAUSAL\n",
+    "def f(x, y):\n    return type(x) in (int, float) and type(x) not in [type(y)]\n",
+    "import torch\nimport torch.nn as nn\ndef f(q, m):\n    if type(q) != torch.Tensor or type(m) == nn.Module:\n"
+    "        raise TypeError(type(q).__name__)\n",
+    "class Mask:\n    def __init__(self, allowed):\n        self.allowed = allowed\n"
+    "    def __and__(self, other):\n        return Mask(self.allowed & other.allowed)\n"
+    "    def __invert__(self):\n        return Mask(~self.allowed)\n",
+    "def f(scores, mask):\n    return scores + mask.type(scores.dtype)\n",
+    "from typing import ClassVar, Type\nclass A:\n    pass\nclass B:\n    core: ClassVar[Type[A]] = A\n",
 ])
 def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
     """Enum classes read for members, iterated or called with a value; Generic[T] bases; literal slots;
@@ -221,10 +232,15 @@ def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
     "import enum\nclass K(enum.Enum):\n    A = 1\ndef f(own):\n    return own[K], own == K, K == own\n",
     "import enum\nx: object = enum.Enum\n",
     "import torch\nclass G:\n    pass\ntorch.G = G()\ndef f(x):\n    return type(x) == torch.G\n",
-    "import torch\ndef f(x):\n    return type(x) == torch.Tensor or x.__class__ == type(x)\n",
+    "import torch\ndef f(x, y):\n    return type(x) == y.__class__\n",
+    "import torch\ntorch.Tensor = 1\ndef f(x):\n    return type(x) == torch.Tensor\n",
     "class Spoof:\n    @property\n    def __class__(self):\n        return 1\n",
     "import typing\nBase = typing.Type\n", "from torch import nn\nnn = 3\nclass M(nn):\n    pass\n",
     "class Hook:\n    pass\nseed = Hook()\nclass Shape(seed):\n    pass\n",
+    "def f(x, y):\n    return x in (int, type(y))\n", "def f(x, y):\n    return type(x) in type(y)\n",
+    "import torch\nsetattr(torch, 'seed', 1)\nclass S(torch.seed):\n    pass\n",
+    "import enum, dataclasses\n@dataclasses.dataclass\nclass H:\n    kind: enum.Enum = None\n",
+    "import typing\nclass H:\n    kind: typing.Type[object] = None\n",
 ])
 def test_classes_built_from_names_any_other_way_are_refused(source):
     """Enum's functional form, slots named at run time, typing.Type outside annotations, a base that may be an
