@@ -12,6 +12,7 @@ solutions/ are closed to other uids there, as an instructor must close them wher
 
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -107,7 +108,10 @@ def _inside(level, command):
     env.update(PYTHONDONTWRITEBYTECODE="1")
     if level == "uid":
         os.execvpe(command[0], command, env)
-    status = subprocess.call(command, env=env)  # then the home it was given goes (its owner may remove it)
+    # then the home it was given goes (its owner may remove it); the command dies with this process, as it did
+    # when it replaced it
+    status = subprocess.call(command, env=env,
+                             preexec_fn=lambda: linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL))
     shutil.rmtree(home, ignore_errors=True)
     sys.exit(status)
 
