@@ -255,6 +255,18 @@ def _classes_only(nodes: list[ast.AST]) -> set[str]:
     return classes - other
 
 
+def _type_variables(nodes: list[ast.AST]) -> set[str]:
+    """Names bound once, to TypeVar(...), and never otherwise (the T of Generic[T])."""
+    assigned: dict[str, list[ast.AST]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            assigned.setdefault(node.id, []).append(node)
+    return {node.targets[0].id for node in nodes
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call) and _called_name(node.value) == "TypeVar"
+            and len(assigned[node.targets[0].id]) == 1}
+
+
 def _literal_names(value: ast.expr | None) -> bool:
     """A string literal, or a tuple or list of them."""
     if isinstance(value, (ast.Tuple, ast.List)):
@@ -359,6 +371,11 @@ class _Check:
         self.own = _defined(nodes)
         self.scope_of = _scope_of(nodes[0])
         self.loops = _literal_loops(nodes, self.scope_of)
+        for node in nodes:  # setattr(obj, name, value) for name in literals assigns each obj.literal
+            if isinstance(node, ast.Call) and _called_name(node) in ("setattr", "delattr") and len(node.args) > 1:
+                variable = node.args[1]
+                if isinstance(variable, ast.Name):
+                    self.own |= self.loops.get((self.scope_of[id(variable)], variable.id), set())
         self.found: list[Finding] = []
         self.name_call_callees: set[int] = set()
         self.type_callees = {id(node.func) for node in nodes if isinstance(node, ast.Call)
@@ -367,16 +384,17 @@ class _Check:
         self.parent = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
         self.class_reads = {id(node) for node in nodes if _reads_a_class(node, self.type_callees)}
         self.classes_only = _classes_only(nodes)
+        self.type_variables = _type_variables(nodes)
         self.class_scopes = {id(node) for node in nodes if isinstance(node, ast.ClassDef)}
         self.class_definitions: dict[str, list[ast.ClassDef]] = {}
         for node in nodes:
             if isinstance(node, ast.ClassDef):
                 self.class_definitions.setdefault(node.name, []).append(node)
-        self.from_module: dict[str, tuple[str, str]] = {}  # a name `from M import X as name` binds -> (M, X)
+        self.from_module: dict[str, set[tuple[str, str]]] = {}  # a name `from M import X as name` binds -> {(M, X)}
         for node in nodes:
             if isinstance(node, ast.ImportFrom) and not node.level:
                 for alias in node.names:
-                    self.from_module[alias.asname or alias.name] = (node.module or "", alias.name)
+                    self.from_module.setdefault(alias.asname or alias.name, set()).add((node.module or "", alias.name))
         self.restricted: dict[str, str] = {}  # the name `import sys` binds -> "sys"
         self.restricted_uses: set[int] = set()  # Name nodes used as NAME.allowed_attribute
         self.read_as: dict[int, str] = {}  # Name node -> the attribute read from it (NAME.attribute)
@@ -580,9 +598,8 @@ class _Check:
     def is_enum(self, node: ast.expr) -> bool:
         """node names an Enum class: enum's own, or one of the file's derived from it."""
         if isinstance(node, ast.Name):
-            module, name = self.from_module.get(node.id, ("", ""))
-            return node.id in self.enum_classes or (
-                module == "enum" and name in ENUM_CLASSES and node.id in self.resolution.imported_only)
+            return node.id in self.enum_classes or any(  # any of the file's imports of the name, in any scope
+                module == "enum" and name in ENUM_CLASSES for module, name in self.from_module.get(node.id, ()))
         return (isinstance(node, ast.Attribute) and node.attr in ENUM_CLASSES and isinstance(node.value, ast.Name)
                 and self.restricted.get(node.value.id) == "enum")
 
@@ -615,13 +632,12 @@ class _Check:
     def _torch_type_call(self, node: ast.Call) -> bool:
         """x.type(), x.type(torch.float64) or x.type(dtype=torch.float64[, non_blocking=True]): the only names
         it can import are torch's own."""
-        def torch_named(value: ast.expr) -> bool:
+        def torch_named(value: ast.expr) -> bool:  # torch.float64, and no name of the chain set by the file
             root = value
             while isinstance(root, ast.Attribute):
                 root = root.value
-            return isinstance(value, ast.Attribute) and (  # torch.float64, or x.dtype where the file sets no dtype
-                (isinstance(root, ast.Name) and root.id in self.torch_names)
-                or (value.attr == "dtype" and "dtype" not in self.own))
+            return (isinstance(root, ast.Name) and root.id in self.torch_names
+                    and root.id in self.resolution.imported_only and self._module_attribute(value))
         keywords = {keyword.arg: keyword.value for keyword in node.keywords}
         if None in keywords or set(keywords) - {"dtype", "non_blocking"} or len(node.args) + ("dtype" in keywords) > 1:
             return False
@@ -702,11 +718,33 @@ class _Check:
         if node.name.startswith("__") and node.name.endswith("__") and node.name not in self.policy.dunders:
             self.add(node, f"def {node.name} (a dunder method outside the lab's list hooks into Python's machinery)")
 
+    def bound_name(self, node: ast.AST, name: str | None, how: str) -> None:
+        """A name a statement binds other than through a Name node (an import alias, a match capture, a class):
+        in a class body it is an attribute of the class, so a dunder must be on the lab's list."""
+        if name and name.startswith("__") and name.endswith("__") and name not in self.policy.dunders:
+            self.add(node, f"{how} {name} (a dunder outside the lab's list hooks into Python's machinery)")
+
+    def visit_alias(self, node: ast.alias) -> None:
+        self.bound_name(node, node.asname, "import ... as")
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        self.bound_name(node, node.name, "case ... as")
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        self.bound_name(node, node.name, "case *")
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        self.bound_name(node, node.rest, "case {**...}")
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self.bound_name(node, node.name, "except ... as")
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.bound_name(node, node.name, "class")
         if any(keyword.arg in ("metaclass", None) for keyword in node.keywords):
             self.add(node, f"class {node.name}(metaclass=...) (a metaclass builds classes from names made at run time)")
         for base in node.bases:
-            if not self._named_class(base.value if isinstance(base, ast.Subscript) else base):  # Generic[T]
+            if not self._named_base(base):
                 self.add(base, f"class {node.name}(...) with a base other than a class named by a class statement, "
                                "an import or a module (Python calls the class of an instance given as a base with "
                                "the class body, as a metaclass)")
@@ -721,6 +759,16 @@ class _Check:
                 self.add(statement, "__class__ = ... in a class (an object's class is read, never defined)")
             if "__slots__" in names and (isinstance(statement, ast.AugAssign) or not _literal_names(statement.value)):
                 self.add(statement, "__slots__ other than string literals (each slot is a name of the class)")
+
+    def _named_base(self, base: ast.expr) -> bool:
+        """A named class, or one subscripted by named classes, type variables and constants (Generic[T],
+        dict[str, int]): Union[x] and Annotated[x, ...] are x itself."""
+        if not isinstance(base, ast.Subscript):
+            return self._named_class(base)
+        parts = base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice]
+        return self._named_class(base.value) and all(
+            isinstance(part, ast.Constant) or self._named_class(part)
+            or (isinstance(part, ast.Name) and part.id in self.type_variables) for part in parts)
 
     def _named_class(self, node: ast.expr) -> bool:
         """A name only class statements or imports bind, a builtin, or an attribute of an imported module."""
@@ -761,7 +809,7 @@ class _Check:
     def _typing_name(self, node: ast.expr, name: str) -> bool:
         """node is typing's name (imported from typing, or typing.name)."""
         if isinstance(node, ast.Name):
-            return self.from_module.get(node.id) == ("typing", name) and node.id in self.resolution.imported_only
+            return ("typing", name) in self.from_module.get(node.id, ())  # any of its imports, in any scope
         return (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
                 and self.restricted.get(node.value.id) == "typing")
 

@@ -155,7 +155,10 @@ def test_each_attack_that_passed_an_earlier_scan_is_refused(path):
     registry, an instance as a base; and their second round: a class's own __class__ property, a module's
     attribute or list set by the file, copy and Enum reached through torch's modules, typing.Type under another
     name, an import rebound in its scope, a profiler writing its trace to any path; and a third: a dataclass
-    field's annotation read back by fields(), an instance set on a module by setattr used as a base."""
+    field's annotation read back by fields(), an instance set on a module by setattr used as a base; a fourth:
+    an import of the same name in another scope hiding typing.Type or Enum, dunders bound by a nested class, a
+    match capture or an import alias, Union[instance] as a base, setattr over a loop, a string reaching
+    .type() through a module or a ParameterDict, a tunable function that globs and reads files."""
     assert scan(path.read_bytes())
 
 
@@ -211,7 +214,6 @@ def test_a_class_read_for_its_name_compared_or_given_to_isinstance_passes(source
     "class Mask:\n    def __init__(self, allowed):\n        self.allowed = allowed\n"
     "    def __and__(self, other):\n        return Mask(self.allowed & other.allowed)\n"
     "    def __invert__(self):\n        return Mask(~self.allowed)\n",
-    "def f(scores, mask):\n    return scores + mask.type(scores.dtype)\n",
     "from typing import ClassVar, Type\nclass A:\n    pass\nclass B:\n    core: ClassVar[Type[A]] = A\n",
 ])
 def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
@@ -241,6 +243,8 @@ def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
     "import torch\nsetattr(torch, 'seed', 1)\nclass S(torch.seed):\n    pass\n",
     "import enum, dataclasses\n@dataclasses.dataclass\nclass H:\n    kind: enum.Enum = None\n",
     "import typing\nclass H:\n    kind: typing.Type[object] = None\n",
+    "def f(scores, mask):\n    return scores + mask.type(scores.dtype)\n",
+    "from typing import Union\nclass Hook:\n    pass\nseed = Hook()\nclass S(Union[seed]):\n    pass\n",
 ])
 def test_classes_built_from_names_any_other_way_are_refused(source):
     """Enum's functional form, slots named at run time, typing.Type outside annotations, a base that may be an
