@@ -15,3 +15,4 @@ class C:
 
 
 print(type(C) in Grab(), Grab.got, Grab.got is type(C), ABCMeta)
+# ... and with it, a class built at run time (the payload, cut: the scan stops at the line above)

@@ -14,4 +14,4 @@ def hooked(self):
 
 
 Built = Kind("Built", [("a", 1), (u + "invert" + u, hooked)])
-print("~Built.a ->", ~Built.a)
+# ... and with it, a class built at run time (the payload, cut: the scan stops at the line above)

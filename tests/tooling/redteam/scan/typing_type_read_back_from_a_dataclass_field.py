@@ -7,23 +7,4 @@ import torch
 @dataclass
 class Holder:
     kind: typing.Type[object] = int
-
-
-setattr(torch, "maker", fields(Holder)[0].type)
-
-
-class Meta(torch.maker):
-    pass
-
-
-print("Meta's mro:", Meta.mro(Meta), "| the builtin type:", Meta.mro(Meta)[1](1))
-u = "_" * 2
-
-
-def finalizer(self):
-    print("runtime-named", u + "del" + u, "called by Python")
-
-
-Built = Meta("Built", (), {u + "del" + u: finalizer})
-obj = Built()
-del obj
+# ... and with it, a class built at run time (the payload, cut: the scan stops at the line above)
