@@ -173,6 +173,7 @@ class Resolution:
     builtins: frozenset[str]
     bound: frozenset[str]
     imported_only: frozenset[str]  # bound by imports and nothing else, in every scope
+    bound_outside_functions: frozenset[str]  # bound at module level or in a class body
 
 
 def _scopes(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
@@ -192,6 +193,7 @@ def _resolve(text: str) -> Resolution | Finding:
     tables = list(_scopes(module))
     bound: set[str] = set()
     module_level: set[str] = set()
+    outside_functions: set[str] = set()
     imported: set[str] = set()
     bound_otherwise: set[str] = set()
     for table in tables:
@@ -205,10 +207,13 @@ def _resolve(text: str) -> Resolution | Finding:
                 bound_otherwise.add(symbol.get_name())
             if binds and (table is module or symbol.is_declared_global()):
                 module_level.add(symbol.get_name())
+            if binds and (table.get_type() in ("module", "class") or symbol.is_declared_global()):
+                outside_functions.add(symbol.get_name())
     read = {symbol.get_name() for table in tables for symbol in table.get_symbols()
             if symbol.is_referenced() and (symbol.is_global() or table is module)
             and symbol.get_name() not in module_level}
-    return Resolution(frozenset(read & set(vars(builtins))), frozenset(bound), frozenset(imported - bound_otherwise))
+    return Resolution(frozenset(read & set(vars(builtins))), frozenset(bound), frozenset(imported - bound_otherwise),
+                      frozenset(outside_functions))
 
 
 NAMED_FIELDS = ("namedtuple", "NamedTuple", "make_dataclass")  # types whose attribute names are given as strings
@@ -220,6 +225,7 @@ CLASS_READERS = frozenset({"isinstance", "issubclass"})  # builtins that only co
 CLASS_PRINTERS = frozenset({"print", "str", "repr", "format"})  # builtins that only turn their argument into text
 ENUM_READERS = frozenset({"list", "tuple", "set", "sorted", "len", "iter", "reversed"})  # they only iterate it
 BUILTIN_CLASSES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type))
+BUILTIN_NAMES = frozenset(vars(builtins))
 ENUM_CLASSES = frozenset({"Enum", "IntEnum", "Flag", "IntFlag"})  # called with names, they build a class of them
 
 
@@ -679,6 +685,13 @@ class _Check:
         for name in sorted(self.resolution.bound & self.policy.trusted_names):
             self.add(first.get(name, nodes[0]), f"a name of {IMPL_NAME}'s own called {name} (the grader reads "
                                                 f"{name} as Python's own: choose another name)")
+        # At module level and in a class body a read before the binding is the builtin's: `exec(...)` then
+        # `exec = None` would run it. (A function's names are its own from its start.)
+        for name in sorted(self.resolution.bound_outside_functions & BUILTIN_NAMES - self.policy.builtins):
+            if not (name.startswith("__") and name.endswith("__")):
+                self.add(first.get(name, nodes[0]), f"{name} bound at module level or in a class (the name of a "
+                                                    "builtin this lab refuses, which a read before the binding "
+                                                    "reaches: choose another name)")
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
@@ -686,6 +699,8 @@ class _Check:
             self.enum_use(node)
         if self._typing_type(node):
             self.type_use(node)
+        if self._module_name(node, "dataclasses", "field"):
+            self.field_use(node)
         if name == "type" and id(node) not in self.type_callees:
             self.add(node, "type other than type(x) (three arguments, or as a base, build classes from names made at "
                            "run time)")
@@ -703,6 +718,8 @@ class _Check:
             self.enum_use(node)
         if self._typing_type(node):
             self.type_use(node)
+        if self._module_name(node, "dataclasses", "field"):
+            self.field_use(node)
         if id(node) in self.restricted_attributes:
             return  # the module's listed name: exactly that module's value, whatever else the name means
         if isinstance(node.ctx, ast.Del) and node.attr not in self.own:
@@ -803,15 +820,29 @@ class _Check:
         return not any(isinstance(statement, (ast.Assign, ast.AnnAssign)) and getattr(statement, "value", None)
                        for definition in self.class_definitions.get(node.id, ()) for statement in definition.body)
 
+    def field_use(self, node: ast.expr) -> None:
+        """dataclasses.field(...) only as a field's default in a class body: its Field object is then the
+        class's alone. Kept elsewhere, its .name could be set to code, which a dataclass built on it pastes
+        into the __init__ it compiles."""
+        call = self.parent.get(id(node))
+        statement = self.parent.get(id(call))
+        if not (isinstance(call, ast.Call) and call.func is node and isinstance(statement, ast.AnnAssign)
+                and statement.value is call and self.scope_of.get(id(statement)) in self.class_scopes):
+            self.add(node, "dataclasses.field other than as a field's default in a class body (x: T = field(...)): "
+                           "a Field kept elsewhere can have its name set to code that dataclasses compiles")
+
     def _typing_type(self, node: ast.expr) -> bool:
         return self._typing_name(node, "Type")
 
     def _typing_name(self, node: ast.expr, name: str) -> bool:
-        """node is typing's name (imported from typing, or typing.name)."""
+        return self._module_name(node, "typing", name)
+
+    def _module_name(self, node: ast.expr, module: str, name: str) -> bool:
+        """node is module's name (imported from module in any scope, or module.name)."""
         if isinstance(node, ast.Name):
-            return ("typing", name) in self.from_module.get(node.id, ())  # any of its imports, in any scope
+            return (module, name) in self.from_module.get(node.id, ())
         return (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
-                and self.restricted.get(node.value.id) == "typing")
+                and self.restricted.get(node.value.id) == module)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for name in node.kwd_attrs:  # case C(name=x) reads C's attribute name

@@ -158,7 +158,9 @@ def test_each_attack_that_passed_an_earlier_scan_is_refused(path):
     field's annotation read back by fields(), an instance set on a module by setattr used as a base; a fourth:
     an import of the same name in another scope hiding typing.Type or Enum, dunders bound by a nested class, a
     match capture or an import alias, Union[instance] as a base, setattr over a loop, a string reaching
-    .type() through a module or a ParameterDict, a tunable function that globs and reads files."""
+    .type() through a module or a ParameterDict, a tunable function that globs and reads files; a fifth: a
+    dataclass Field renamed to code that the next dataclass compiles, a builtin read before the module binds
+    its name, the profiler's trace observer and handler."""
     assert scan(path.read_bytes())
 
 
@@ -215,6 +217,8 @@ def test_a_class_read_for_its_name_compared_or_given_to_isinstance_passes(source
     "    def __and__(self, other):\n        return Mask(self.allowed & other.allowed)\n"
     "    def __invert__(self):\n        return Mask(~self.allowed)\n",
     "from typing import ClassVar, Type\nclass A:\n    pass\nclass B:\n    core: ClassVar[Type[A]] = A\n",
+    "from dataclasses import dataclass, field\n@dataclass\nclass Config:\n    sizes: list = field(default_factory=list)\n"
+    "def forward(self, input):\n    return input\n",
 ])
 def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
     """Enum classes read for members, iterated or called with a value; Generic[T] bases; literal slots;
@@ -245,6 +249,8 @@ def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
     "import typing\nclass H:\n    kind: typing.Type[object] = None\n",
     "def f(scores, mask):\n    return scores + mask.type(scores.dtype)\n",
     "from typing import Union\nclass Hook:\n    pass\nseed = Hook()\nclass S(Union[seed]):\n    pass\n",
+    "from dataclasses import field\nf = field(default=0)\n", "import dataclasses\nfs = dataclasses.fields\n",
+    "exec('x = 1')\nexec = None\n", "class A:\n    x = open('f')\n    open = 1\n",
 ])
 def test_classes_built_from_names_any_other_way_are_refused(source):
     """Enum's functional form, slots named at run time, typing.Type outside annotations, a base that may be an
