@@ -433,12 +433,20 @@ class _Check:
                         self.restricted_uses.add(id(stream.value))
                         self.restricted_attributes.add(id(stream))
         self.enum_classes: set[str] = set()  # the file's own classes derived from an Enum (needs self.restricted)
+        self.enum_class_parameters: set[tuple[int, str]] = set()  # (scope, name): cls of an Enum's classmethod
         classes = [node for node in nodes if isinstance(node, ast.ClassDef)]
         while True:
             derived = {node.name for node in classes if any(self.is_enum(base) for base in node.bases)}
             if derived <= self.enum_classes:
                 break
             self.enum_classes |= derived
+        for node in classes:  # an Enum's classmethod gets the class as its first parameter
+            if node.name in self.enum_classes:
+                for method in node.body:
+                    if isinstance(method, ast.FunctionDef) and method.args.args and any(
+                            isinstance(decorator, ast.Name) and decorator.id == "classmethod"
+                            for decorator in method.decorator_list):
+                        self.enum_class_parameters.add((id(method), method.args.args[0].arg))
 
     def add(self, node: ast.AST, construct: str) -> None:
         self.found.append(Finding(getattr(node, "lineno", 0), construct))
@@ -604,6 +612,8 @@ class _Check:
     def is_enum(self, node: ast.expr) -> bool:
         """node names an Enum class: enum's own, or one of the file's derived from it."""
         if isinstance(node, ast.Name):
+            if (self.scope_of.get(id(node)), node.id) in self.enum_class_parameters:
+                return True
             return node.id in self.enum_classes or any(  # any of the file's imports of the name, in any scope
                 module == "enum" and name in ENUM_CLASSES for module, name in self.from_module.get(node.id, ()))
         return (isinstance(node, ast.Attribute) and node.attr in ENUM_CLASSES and isinstance(node.value, ast.Name)
@@ -714,6 +724,8 @@ class _Check:
             self.add(node, f"{name} (a dunder that reaches Python's internals)")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Load) and node.attr in self.policy.string_imports | {"format", "format_map"}:
+            self.method_read(node)
         if isinstance(node.ctx, ast.Load) and self.is_enum(node):
             self.enum_use(node)
         if self._typing_type(node):
@@ -819,6 +831,22 @@ class _Check:
             return True
         return not any(isinstance(statement, (ast.Assign, ast.AnnAssign)) and getattr(statement, "value", None)
                        for definition in self.class_definitions.get(node.id, ()) for statement in definition.body)
+
+    def method_read(self, node: ast.Attribute) -> None:
+        """.format and .type are checked where they are called (a literal template; torch's own dtype): kept
+        as a value and called later (convert = storage.type; convert("module")), neither is. x.device.type is
+        a string, as is a .type compared or formatted."""
+        parent = self.parent.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return
+        if node.attr in self.policy.string_imports and (
+                isinstance(parent, (ast.Compare, ast.FormattedValue))
+                or (isinstance(node.value, ast.Attribute) and node.value.attr == "device")):
+            return
+        self.add(node, f".{node.attr} other than called (kept as a value and called later, the call is not checked; "
+                       f"x.device.{node.attr} is fine)" if node.attr in self.policy.string_imports else
+                 f".{node.attr} other than called on a string literal (a template reads attributes by the names "
+                 "it holds)")
 
     def field_use(self, node: ast.expr) -> None:
         """dataclasses.field(...) only as a field's default in a class body: its Field object is then the

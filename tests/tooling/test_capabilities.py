@@ -160,7 +160,9 @@ def test_each_attack_that_passed_an_earlier_scan_is_refused(path):
     match capture or an import alias, Union[instance] as a base, setattr over a loop, a string reaching
     .type() through a module or a ParameterDict, a tunable function that globs and reads files; a fifth: a
     dataclass Field renamed to code that the next dataclass compiles, a builtin read before the module binds
-    its name, the profiler's trace observer and handler."""
+    its name, the profiler's trace observer and handler; a sixth: quantization's fuse_modules (getattr by a
+    dotted name), an Enum classmethod's cls called with names, a cached_property renamed to a dunder, a
+    storage's .type or str.format kept as a value, a pluggable allocator that loads any path."""
     assert scan(path.read_bytes())
 
 
@@ -219,6 +221,8 @@ def test_a_class_read_for_its_name_compared_or_given_to_isinstance_passes(source
     "from typing import ClassVar, Type\nclass A:\n    pass\nclass B:\n    core: ClassVar[Type[A]] = A\n",
     "from dataclasses import dataclass, field\n@dataclass\nclass Config:\n    sizes: list = field(default_factory=list)\n"
     "def forward(self, input):\n    return input\n",
+    "import torch\ndef f(q):\n    return q.type(torch.float32) if q.device.type == 'cpu' else f'{q.device.type}'\n",
+    "from enum import Enum\nclass K(Enum):\n    A = 1\n    @classmethod\n    def parse(cls, v):\n        return cls(v)\n",
 ])
 def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
     """Enum classes read for members, iterated or called with a value; Generic[T] bases; literal slots;
@@ -251,6 +255,8 @@ def test_enums_generic_bases_literal_slots_and_class_comparisons_pass(source):
     "from typing import Union\nclass Hook:\n    pass\nseed = Hook()\nclass S(Union[seed]):\n    pass\n",
     "from dataclasses import field\nf = field(default=0)\n", "import dataclasses\nfs = dataclasses.fields\n",
     "exec('x = 1')\nexec = None\n", "class A:\n    x = open('f')\n    open = 1\n",
+    "import torch\nconvert = torch.UntypedStorage(1).type\n", "fill = str.format\n",
+    "from enum import Enum\nclass K(Enum):\n    @classmethod\n    def make(cls, n):\n        return cls(n, 'a b')\n",
 ])
 def test_classes_built_from_names_any_other_way_are_refused(source):
     """Enum's functional form, slots named at run time, typing.Type outside annotations, a base that may be an
