@@ -229,15 +229,6 @@ BUILTIN_NAMES = frozenset(vars(builtins))
 ENUM_CLASSES = frozenset({"Enum", "IntEnum", "Flag", "IntFlag"})  # called with names, they build a class of them
 
 
-def _reads_a_class(node: ast.AST, type_callees: set[int]) -> bool:
-    """type(x), x.__class__ or getattr(x, "__class__")."""
-    if isinstance(node, ast.Call):
-        return id(node.func) in type_callees or (
-            isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant) and node.args[1].value == "__class__")
-    return isinstance(node, ast.Attribute) and node.attr == "__class__" and isinstance(node.ctx, ast.Load)
-
-
 def _classes_only(nodes: list[ast.AST]) -> set[str]:
     """The names only class statements bind: no assignment, import, parameter, def, loop or handler binds them."""
     classes, other = set(), set()
@@ -388,7 +379,6 @@ class _Check:
                              and isinstance(node.func, ast.Name) and node.func.id == "type"
                              and len(node.args) == 1 and not node.keywords}
         self.parent = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
-        self.class_reads = {id(node) for node in nodes if _reads_a_class(node, self.type_callees)}
         self.classes_only = _classes_only(nodes)
         self.type_variables = _type_variables(nodes)
         self.class_scopes = {id(node) for node in nodes if isinstance(node, ast.ClassDef)}
@@ -527,8 +517,8 @@ class _Check:
                               "(write obj.name)")
 
     def class_of(self, node: ast.expr, shown: str) -> None:
-        """node reads an object's class (shown): refused unless the class is only read as text, compared, or
-        given to isinstance/issubclass (see CLASS_STRINGS)."""
+        """node reads an object's class (shown): refused unless the class is only read for its name, compared
+        safely, given to isinstance/issubclass, printed, or called so that it cannot build a class."""
         if not self._class_only_read(node):
             self.add(node, f"{shown} other than read for its name, compared with `is` or a named class, given to "
                            "isinstance, printed, or called with 0, 2 or 4+ arguments (the class of a class is type: "
@@ -611,13 +601,10 @@ class _Check:
 
     def is_enum(self, node: ast.expr) -> bool:
         """node names an Enum class: enum's own, or one of the file's derived from it."""
-        if isinstance(node, ast.Name):
-            if (self.scope_of.get(id(node)), node.id) in self.enum_class_parameters:
-                return True
-            return node.id in self.enum_classes or any(  # any of the file's imports of the name, in any scope
-                module == "enum" and name in ENUM_CLASSES for module, name in self.from_module.get(node.id, ()))
-        return (isinstance(node, ast.Attribute) and node.attr in ENUM_CLASSES and isinstance(node.value, ast.Name)
-                and self.restricted.get(node.value.id) == "enum")
+        if isinstance(node, ast.Name) and (
+                node.id in self.enum_classes or (self.scope_of.get(id(node)), node.id) in self.enum_class_parameters):
+            return True
+        return any(self._module_name(node, "enum", name) for name in ENUM_CLASSES)
 
     def enum_use(self, node: ast.expr) -> None:
         """An Enum class called with names builds a class of them (Enum("E", [(name, function)]), a name made
@@ -707,7 +694,7 @@ class _Check:
         name = node.id
         if isinstance(node.ctx, ast.Load) and self.is_enum(node):
             self.enum_use(node)
-        if self._typing_type(node):
+        if self._module_name(node, "typing", "Type"):
             self.type_use(node)
         if self._module_name(node, "dataclasses", "field"):
             self.field_use(node)
@@ -728,7 +715,7 @@ class _Check:
             self.method_read(node)
         if isinstance(node.ctx, ast.Load) and self.is_enum(node):
             self.enum_use(node)
-        if self._typing_type(node):
+        if self._module_name(node, "typing", "Type"):
             self.type_use(node)
         if self._module_name(node, "dataclasses", "field"):
             self.field_use(node)
@@ -812,7 +799,8 @@ class _Check:
         class_variable = False  # inside ClassVar[...]: never a dataclass field
         while isinstance(self.parent.get(id(annotated)), (ast.Subscript, ast.Tuple, ast.BinOp, ast.List)):
             annotated = self.parent[id(annotated)]
-            class_variable |= isinstance(annotated, ast.Subscript) and self._typing_name(annotated.value, "ClassVar")
+            class_variable |= isinstance(annotated, ast.Subscript) and self._module_name(
+                annotated.value, "typing", "ClassVar")
         parent = self.parent.get(id(annotated))
         if annotated is not getattr(parent, "annotation", None) and annotated is not getattr(parent, "returns", None) \
                 or (self._field_annotation(parent) and not class_variable):
@@ -858,12 +846,6 @@ class _Check:
                 and statement.value is call and self.scope_of.get(id(statement)) in self.class_scopes):
             self.add(node, "dataclasses.field other than as a field's default in a class body (x: T = field(...)): "
                            "a Field kept elsewhere can have its name set to code that dataclasses compiles")
-
-    def _typing_type(self, node: ast.expr) -> bool:
-        return self._typing_name(node, "Type")
-
-    def _typing_name(self, node: ast.expr, name: str) -> bool:
-        return self._module_name(node, "typing", name)
 
     def _module_name(self, node: ast.expr, module: str, name: str) -> bool:
         """node is module's name (imported from module in any scope, or module.name)."""
