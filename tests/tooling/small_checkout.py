@@ -11,6 +11,20 @@ from grader.paths import REPO
 # tests/public/test_scores.py: three tests and 5 points, calling the submission through the worker and its meters
 SMALL_SUITE = ("public/__init__.py", "public/test_scores.py")
 SMALL_FULL, SMALL_ZERO = 5.0, 0.0
+# The reference with an explicit scale ignored: of the small suite it passes the tests of scale=None (2 + 1 points)
+# and fails the one of an explicit scale (2 points), so one grade shows a setting keeps both a pass and a fail.
+SMALL_MIXED = 3.0
+IGNORED_SCALE = ("    if scale is None:\n        scale = 1.0 / math.sqrt(max(q.size(-1), 1))",
+                 "    scale = 1.0 / math.sqrt(max(q.size(-1), 1))")
+
+
+def mixed_submission() -> str:
+    """The reference whose attention_scores ignores an explicit scale (SMALL_MIXED points of the small suite)."""
+    source = (REPO / "solutions" / "attention.py").read_text()
+    assert IGNORED_SCALE[0] in source, "the reference's scale line changed: update IGNORED_SCALE"
+    return source.replace(*IGNORED_SCALE)
+
+
 NO_CACHE = shutil.ignore_patterns("__pycache__")
 
 

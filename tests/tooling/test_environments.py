@@ -1,10 +1,12 @@
-"""The environment matrix: unusual machines and settings grade the reference and the stubs exactly, or
-end in a grader error (exit 2) that says what failed and blames no student. Never a 0 for correct code.
+"""The environment matrix: unusual machines and settings grade a submission exactly, or end in a grader error
+(exit 2) that says what failed and blames no student. Never a 0 for correct code.
 
 A setting here acts on how the grader starts pytest and the worker, not on which tests run: each case grades
 a copy of the grader whose suite is one public test file (tests/tooling/small_checkout.py), so that the
-matrix costs a few seconds a case. The whole suites are graded exactly by `make reference-full-marks`,
-`make stubs-zero` and `make mutants`."""
+matrix costs a few seconds a case. A case grades one submission that passes some of those tests and fails
+another (SMALL_MIXED): its exact score shows both a pass and a fail kept under the setting, in one cold start
+of pytest and the worker instead of one for the reference and one for the stubs. The whole suites are graded
+exactly by `make reference-full-marks`, `make stubs-zero` and `make mutants`."""
 
 import csv
 import json
@@ -20,7 +22,7 @@ import pytest
 
 from grader.paths import REPO
 from grader.sandbox import isolation as sandbox
-from tests.tooling.small_checkout import SMALL_FULL, SMALL_ZERO, small_checkout
+from tests.tooling.small_checkout import SMALL_FULL, SMALL_MIXED, SMALL_ZERO, mixed_submission, small_checkout
 
 pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
 
@@ -39,10 +41,12 @@ def fake_unshare(folder: Path, body: str) -> Path:
 
 
 def class_folder(root: Path) -> Path:
-    """root/ada (the reference) and root/bob (the stubs)."""
+    """root/ada (the reference), root/bob (the stubs) and root/cy (mixed_submission: SMALL_MIXED points)."""
     for name, source in (("ada", REPO / "solutions"), ("bob", REPO / "assignment")):
         (root / name).mkdir(parents=True, exist_ok=True)
         shutil.copy(source / "attention.py", root / name / "attention.py")
+    (root / "cy").mkdir(exist_ok=True)
+    (root / "cy" / "attention.py").write_text(mixed_submission())
     return root
 
 
@@ -86,16 +90,15 @@ def base_env(**changes: str | None) -> dict:
 
 
 def assert_exact(root: Path, env: dict, repo: Path, **options) -> None:
-    for name, expected in (("ada", FULL), ("bob", ZERO)):
-        code, score, stderr = grade(root / name, env, repo, **options)
-        assert (code, score) == (0, expected), f"{name}: exit {code}, score {score}\n{stderr[-2000:]}"
+    """The mixed submission of class_folder(root) earns exactly SMALL_MIXED under env."""
+    code, score, stderr = grade(root / "cy", env, repo, **options)
+    assert (code, score) == (0, SMALL_MIXED), f"exit {code}, score {score}\n{stderr[-2000:]}"
 
 
 def test_tmpdir_inside_the_submission_folder_grades_exactly(tmp_path, checkout):
     root = class_folder(tmp_path / "class")
-    for name, expected in (("ada", FULL), ("bob", ZERO)):
-        code, score, stderr = grade(root / name, base_env(TMPDIR=str(root / name)), checkout)
-        assert (code, score) == (0, expected), stderr[-2000:]
+    code, score, stderr = grade(root / "cy", base_env(TMPDIR=str(root / "cy")), checkout)
+    assert (code, score) == (0, SMALL_MIXED), stderr[-2000:]
 
 
 def test_tmpdir_is_the_class_folder_and_grades_exactly(tmp_path, checkout):
@@ -111,7 +114,7 @@ def test_a_batch_with_tmpdir_at_the_class_folder_leaves_no_folder_the_next_batch
     done = subprocess.run(argv, cwd=checkout, env={**base_env(TMPDIR=str(root)), "PYTHONPATH": str(checkout)},
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert sorted(path.name for path in root.iterdir()) == ["ada", "bob"]
+    assert sorted(path.name for path in root.iterdir()) == ["ada", "bob", "cy"]
 
 
 def test_tmpdir_with_a_space_and_non_ascii_letters_grades_exactly(tmp_path, checkout):
@@ -126,9 +129,8 @@ def test_home_unset_and_lang_c_grade_exactly(tmp_path, checkout):
 
 def test_a_relative_impl_from_another_working_directory_grades_exactly(tmp_path, checkout):
     class_folder(tmp_path / "class")
-    for name, expected in (("ada", FULL), ("bob", ZERO)):
-        code, score, stderr = grade(Path("class") / name, base_env(), checkout, cwd=tmp_path)
-        assert (code, score) == (0, expected), stderr[-2000:]
+    code, score, stderr = grade(Path("class") / "cy", base_env(), checkout, cwd=tmp_path)
+    assert (code, score) == (0, SMALL_MIXED), stderr[-2000:]
 
 
 def test_unshare_missing_from_path_grades_exactly_at_a_weaker_level(tmp_path, checkout):
@@ -367,11 +369,8 @@ def test_a_failure_of_the_graders_own_code_exits_2_not_1(tmp_path, checkout):
 
 def test_a_submission_named_through_a_symbolic_link_grades_exactly(tmp_path, checkout):
     """`grade --impl LINK` grades the folder LINK names (links inside a submission stay refused)."""
-    root = class_folder(tmp_path / "class")
-    for name in ("ada", "bob"):
-        (tmp_path / f"link-{name}").symlink_to(root / name)
-    for name, expected in (("ada", FULL), ("bob", ZERO)):
-        assert grade(tmp_path / f"link-{name}", base_env(), checkout)[:2] == (0, expected)
+    (tmp_path / "link").symlink_to(class_folder(tmp_path / "class") / "cy")
+    assert grade(tmp_path / "link", base_env(), checkout)[:2] == (0, SMALL_MIXED)
 
 
 def gradebook(path: Path) -> dict[str, dict[str, str]]:
