@@ -267,6 +267,20 @@ def test_classes_built_from_names_any_other_way_are_refused(source):
 
 
 @pytest.mark.parametrize("source", [
+    "def f(x):\n    return [getattr(x, n) for n in ('__class__',)][0]('C', (), {})\n",
+    "def f(x):\n    return next(getattr(x, n) for n in ['shape', '__class__'])\n",
+    "def f(x):\n    return {n: getattr(x, n) for n in ('__class__', 'shape')}\n",
+    "def f(x):\n    return [[getattr(x, n) for m in (1,)] for n in ('__class__',)]\n",
+    "def f(x):\n    return [(c := getattr(x, n)) for n in ('__class__',)]\n",
+    "def f(x):\n    for n in ('__class__',):\n        t = getattr(x, n)\n    return t\n",
+])
+def test_an_objects_class_read_by_getattr_over_a_loop_of_names_follows_the_class_rules(source):
+    """getattr(x, n) where n runs over literals is read as each literal: "__class__" among them is an object's
+    class, in a for loop or any comprehension, and kept as a value it is refused."""
+    assert refused(source)
+
+
+@pytest.mark.parametrize("source", [
     "def f(x):\n    cls = type(x)\n    return cls\n", "def f(x):\n    return x.__class__\n",
     "def f(x):\n    return [type(x)]\n", "def f(x, g):\n    return g(type(x))\n",
     "def isinstance(a, b):\n    return b\ndef f(x):\n    return isinstance(1, type(x))\n",
