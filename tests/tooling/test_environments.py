@@ -41,11 +41,16 @@ def fake_unshare(folder: Path, body: str) -> Path:
 
 
 def class_folder(root: Path) -> Path:
-    """root/ada (the reference), root/bob (the stubs) and root/cy (mixed_submission: SMALL_MIXED points)."""
+    """root/ada (the reference) and root/bob (the stubs)."""
     for name, source in (("ada", REPO / "solutions"), ("bob", REPO / "assignment")):
         (root / name).mkdir(parents=True, exist_ok=True)
         shutil.copy(source / "attention.py", root / name / "attention.py")
-    (root / "cy").mkdir(exist_ok=True)
+    return root
+
+
+def mixed_folder(root: Path) -> Path:
+    """root/cy holding mixed_submission(), which earns SMALL_MIXED points of the small suite."""
+    (root / "cy").mkdir(parents=True, exist_ok=True)
     (root / "cy" / "attention.py").write_text(mixed_submission())
     return root
 
@@ -90,19 +95,18 @@ def base_env(**changes: str | None) -> dict:
 
 
 def assert_exact(root: Path, env: dict, repo: Path, **options) -> None:
-    """The mixed submission of class_folder(root) earns exactly SMALL_MIXED under env."""
+    """The mixed submission of mixed_folder(root) earns exactly SMALL_MIXED under env."""
     code, score, stderr = grade(root / "cy", env, repo, **options)
     assert (code, score) == (0, SMALL_MIXED), f"exit {code}, score {score}\n{stderr[-2000:]}"
 
 
 def test_tmpdir_inside_the_submission_folder_grades_exactly(tmp_path, checkout):
-    root = class_folder(tmp_path / "class")
-    code, score, stderr = grade(root / "cy", base_env(TMPDIR=str(root / "cy")), checkout)
-    assert (code, score) == (0, SMALL_MIXED), stderr[-2000:]
+    root = mixed_folder(tmp_path / "class")
+    assert_exact(root, base_env(TMPDIR=str(root / "cy")), checkout)
 
 
 def test_tmpdir_is_the_class_folder_and_grades_exactly(tmp_path, checkout):
-    root = class_folder(tmp_path / "class")
+    root = mixed_folder(tmp_path / "class")
     assert_exact(root, base_env(TMPDIR=str(root)), checkout)
 
 
@@ -114,21 +118,21 @@ def test_a_batch_with_tmpdir_at_the_class_folder_leaves_no_folder_the_next_batch
     done = subprocess.run(argv, cwd=checkout, env={**base_env(TMPDIR=str(root)), "PYTHONPATH": str(checkout)},
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert sorted(path.name for path in root.iterdir()) == ["ada", "bob", "cy"]
+    assert sorted(path.name for path in root.iterdir()) == ["ada", "bob"]
 
 
 def test_tmpdir_with_a_space_and_non_ascii_letters_grades_exactly(tmp_path, checkout):
     tmpdir = tmp_path / "job dir é"
     tmpdir.mkdir(mode=0o700)
-    assert_exact(class_folder(tmp_path / "class ü"), base_env(TMPDIR=str(tmpdir)), checkout)
+    assert_exact(mixed_folder(tmp_path / "class ü"), base_env(TMPDIR=str(tmpdir)), checkout)
 
 
 def test_home_unset_and_lang_c_grade_exactly(tmp_path, checkout):
-    assert_exact(class_folder(tmp_path / "class"), base_env(HOME=None, LANG="C", LC_ALL="C"), checkout)
+    assert_exact(mixed_folder(tmp_path / "class"), base_env(HOME=None, LANG="C", LC_ALL="C"), checkout)
 
 
 def test_a_relative_impl_from_another_working_directory_grades_exactly(tmp_path, checkout):
-    class_folder(tmp_path / "class")
+    mixed_folder(tmp_path / "class")
     code, score, stderr = grade(Path("class") / "cy", base_env(), checkout, cwd=tmp_path)
     assert (code, score) == (0, SMALL_MIXED), stderr[-2000:]
 
@@ -136,24 +140,24 @@ def test_a_relative_impl_from_another_working_directory_grades_exactly(tmp_path,
 def test_unshare_missing_from_path_grades_exactly_at_a_weaker_level(tmp_path, checkout):
     empty = tmp_path / "bin"
     empty.mkdir()
-    assert_exact(class_folder(tmp_path / "class"), base_env(PATH=str(empty)), checkout)
+    assert_exact(mixed_folder(tmp_path / "class"), base_env(PATH=str(empty)), checkout)
 
 
 def test_no_cgroup_access_grades_exactly(tmp_path, checkout):
     wrapper = (REAL_UNSHARE, "--mount", "--propagation", "private", "sh", "-c",
                'mount -t tmpfs none /sys/fs/cgroup && exec "$@"', "sh")
-    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
+    assert_exact(mixed_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
 
 
 def test_a_read_only_checkout_grades_exactly(tmp_path, checkout):
     wrapper = (REAL_UNSHARE, "--mount", "--propagation", "private", "sh", "-c",
                f'mount --bind "{checkout}" "{checkout}" && mount -o remount,bind,ro "{checkout}" && exec "$@"', "sh")
-    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
+    assert_exact(mixed_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
 
 
 def test_a_checkout_at_a_path_with_a_space_grades_exactly(tmp_path):
     checkout = small_checkout(tmp_path / "course repo")
-    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout)
+    assert_exact(mixed_folder(tmp_path / "class"), base_env(), checkout)
 
 
 def test_a_pytest_configuration_and_conftest_above_the_checkout_change_nothing(tmp_path):
@@ -161,19 +165,19 @@ def test_a_pytest_configuration_and_conftest_above_the_checkout_change_nothing(t
     (tmp_path / "conftest.py").write_text("import pytest\n\n@pytest.fixture(autouse=True)\ndef broken():\n"
                                           "    raise RuntimeError('a parent folder conftest ran')\n")
     checkout = small_checkout(tmp_path / "course" / "lab03")
-    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout)
+    assert_exact(mixed_folder(tmp_path / "class"), base_env(), checkout)
 
 
 def test_a_umask_of_077_grades_exactly(tmp_path, checkout):
     """A hardened machine's umask does not make the sandbox's folders unreadable to the worker's uid."""
-    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout,
+    assert_exact(mixed_folder(tmp_path / "class"), base_env(), checkout,
                  wrapper=("sh", "-c", 'umask 077; exec "$@"', "sh"))
 
 
 def test_hard_limits_lower_than_the_graders_grade_exactly(tmp_path, checkout):
     """A login node's hard ulimits (files, CPU time) are kept, never raised: grading goes on within them."""
     wrapper = ("sh", "-c", 'ulimit -n 128 && ulimit -t 600 && exec "$@"', "sh")
-    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
+    assert_exact(mixed_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
@@ -181,7 +185,7 @@ def test_root_in_a_user_namespace_without_the_workers_uids_grades_exactly(tmp_pa
     """Root that maps only itself (unshare --user --map-root-user) cannot give workers their uids: the grader
     sandboxes as an unprivileged user does, or not at all, and still grades exactly."""
     wrapper = (REAL_UNSHARE, "--user", "--map-root-user")
-    assert_exact(class_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
+    assert_exact(mixed_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
 
 
 def test_unshare_failing_after_the_probe_is_a_grader_error_that_blames_no_student(tmp_path, checkout):
@@ -369,7 +373,7 @@ def test_a_failure_of_the_graders_own_code_exits_2_not_1(tmp_path, checkout):
 
 def test_a_submission_named_through_a_symbolic_link_grades_exactly(tmp_path, checkout):
     """`grade --impl LINK` grades the folder LINK names (links inside a submission stay refused)."""
-    (tmp_path / "link").symlink_to(class_folder(tmp_path / "class") / "cy")
+    (tmp_path / "link").symlink_to(mixed_folder(tmp_path / "class") / "cy")
     assert grade(tmp_path / "link", base_env(), checkout)[:2] == (0, SMALL_MIXED)
 
 
