@@ -1,12 +1,13 @@
 """A submission's use of resources costs only its own tests: memory in a tree of processes, a flood of output,
-an exception with a giant class name, an oversized attention.py, and the worker's messages (compressed or too
-large) are bounded, never the grader's nor a classmate's problem."""
+an exception with a giant class name, an oversized attention.py, and the worker's messages (crafted to claim more
+than they carry, or too large) are bounded, never the grader's nor a classmate's problem."""
 
 import io
 import json
-import zipfile
+import struct
 
 import pytest
+import torch
 
 from grader.capabilities import scan
 from grader.report import FlagKind
@@ -50,18 +51,39 @@ def test_an_exception_with_a_giant_class_name_costs_its_tests_and_grows_no_repor
     assert len(json.dumps(report.pytest_json)) < 2_000_000
 
 
-def test_a_compressed_frame_is_refused_before_it_is_unpacked():
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("archive/data.pkl", b"\0" * 1_000_000)
-    with pytest.raises(wire.ProtocolError, match="compressed"):
-        wire.decode(buffer.getvalue())
+def tensor_frame(sizes: tuple[int, ...], data: bytes) -> bytes:
+    """A frame holding one float32 tensor on the CPU with these sizes, contiguous strides and these bytes."""
+    strides = [1] * len(sizes)
+    for dim in range(len(sizes) - 2, -1, -1):
+        strides[dim] = strides[dim + 1] * sizes[dim + 1]
+
+    def text(value: bytes) -> bytes:
+        return struct.pack("<I", len(value)) + value
+
+    return (wire.MAGIC + b"X" + text(b"torch.float32") + text(b"cpu") + struct.pack("<I", len(sizes))
+            + struct.pack(f"<{2 * len(sizes) + 1}q", *sizes, *strides, 0) + b"\0" + text(data))
 
 
-def test_a_frame_that_would_unpack_past_the_limit_is_refused():
-    frame = wire.encode({"value": b"x" * 1000})
-    with pytest.raises(wire.ProtocolError, match="more than 10 bytes"):
-        wire.check_archive(frame, limit=10)
+def test_a_tensor_whose_sizes_reach_past_its_bytes_is_refused():
+    with pytest.raises(wire.ProtocolError):
+        wire.decode(tensor_frame((1000,), b"\0" * 16))
+
+
+def test_a_tensor_that_claims_elements_without_bytes_is_refused_before_anything_is_allocated():
+    with pytest.raises(wire.ProtocolError, match="without its data"):
+        wire.decode(tensor_frame((2 ** 40,), b""))
+
+
+def test_a_frame_in_another_format_is_refused():
+    archive = io.BytesIO()
+    torch.save({"ok": True}, archive)  # what the worker sent before the grader had a format of its own
+    with pytest.raises(wire.ProtocolError, match="not a frame of this grader"):
+        wire.decode(archive.getvalue())
+
+
+def test_a_frame_nested_past_the_interpreters_depth_is_refused():
+    with pytest.raises(wire.ProtocolError):
+        wire.decode(wire.MAGIC + b"L\1\0\0\0" * 100_000 + b"N")
 
 
 def test_a_string_past_the_limit_is_cut_where_the_message_is_read():
@@ -71,4 +93,4 @@ def test_a_string_past_the_limit_is_cut_where_the_message_is_read():
 
 def test_a_message_whose_non_tensor_part_passes_its_limit_is_refused():
     with pytest.raises(wire.ProtocolError, match="besides its tensors"):
-        wire.decode(wire.encode({"type": "E" * (wire.MAX_PICKLE + 1)}))
+        wire.decode(wire.encode({"type": "E" * (wire.MAX_STRUCTURE + 1)}))
