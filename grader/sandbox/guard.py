@@ -32,6 +32,7 @@ import _posixsubprocess
 import _thread
 import builtins
 import contextlib
+import functools
 import ctypes  # noqa: F401  (imported before install(), so that importing it again is refused)
 import importlib
 import math
@@ -79,6 +80,12 @@ def _torch_multiply_adds(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any
 
 
 def is_forbidden(name: str) -> bool:
+    """Read as a plain str (str's own method): a subclass's lower(), __hash__ or __eq__ takes no part."""
+    return _is_forbidden(name if type(name) is str else str.__str__(name))
+
+
+@functools.lru_cache(maxsize=8192)  # asked on every torch call of the student's code, of a few hundred names
+def _is_forbidden(name: str) -> bool:
     lowered = name.lower()
     return any(part in lowered for part in FORBIDDEN_PARTS)
 
