@@ -32,8 +32,8 @@ import _posixsubprocess
 import _thread
 import builtins
 import contextlib
-import functools
 import ctypes  # noqa: F401  (imported before install(), so that importing it again is refused)
+import functools
 import importlib
 import math
 import re
