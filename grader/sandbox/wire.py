@@ -48,16 +48,16 @@ class ProtocolError(RuntimeError):
 
 def encode(message: Any) -> bytes:
     """message as a frame; TypeError for a value of a type no frame holds."""
-    out: list[bytes] = [MAGIC]
+    out: list[bytes | memoryview] = [MAGIC]
     _write(message, out)
     return b"".join(out)
 
 
-def _text(out: list[bytes], tag: bytes, data: bytes) -> None:
+def _text(out: list[bytes | memoryview], tag: bytes, data: bytes | memoryview) -> None:
     out += (tag, _U32.pack(len(data)), data)
 
 
-def _write(value: Any, out: list[bytes]) -> None:  # noqa: C901 (one branch per type, in one place)
+def _write(value: Any, out: list[bytes | memoryview]) -> None:  # noqa: C901 (one branch per type, in one place)
     kind = type(value)
     if value is None:
         out.append(b"N")
@@ -107,7 +107,7 @@ def _write(value: Any, out: list[bytes]) -> None:  # noqa: C901 (one branch per 
         raise TypeError(f"a {kind.__name__} cannot be sent between the grader and the worker")
 
 
-def _write_tensor(tensor: torch.Tensor, out: list[bytes]) -> None:
+def _write_tensor(tensor: torch.Tensor, out: list[bytes | memoryview]) -> None:
     """Read through torch.Tensor's own methods: a subclass's overrides take no part."""
     if tensor.layout != torch.strided or str(tensor.dtype) not in DTYPES:
         raise TypeError(f"a {tensor.layout} tensor of {tensor.dtype} cannot be sent between the grader and the worker")
@@ -115,11 +115,10 @@ def _write_tensor(tensor: torch.Tensor, out: list[bytes]) -> None:
     device = tensor.device
     if device.type not in ("cpu", "meta"):  # an accelerator's tensor travels as its values, contiguous
         tensor = torch.Tensor.contiguous(torch.Tensor.cpu(tensor))
-    if device.type == "meta":
-        data = b""
-    else:
+    data: bytes | memoryview = b""
+    if device.type != "meta":  # the storage's bytes as they are: join() below makes the one copy
         storage = torch.empty(0, dtype=torch.uint8).set_(torch.Tensor.untyped_storage(tensor))
-        data = _NUMPY(storage).tobytes()
+        data = _NUMPY(storage).data
     _text(out, b"X", str(tensor.dtype).encode())
     _text(out, b"", str(device).encode())
     out.append(_U32.pack(tensor.dim()))
@@ -167,8 +166,8 @@ class _Reader:
     def unpack(self, form: struct.Struct) -> Any:
         return form.unpack(self.take(form.size))[0]
 
-    def text(self, data: bool = False) -> bytes:
-        return bytes(self.take(self.unpack(_U32), data))
+    def text(self) -> bytes:
+        return bytes(self.take(self.unpack(_U32)))
 
     def value(self) -> Any:  # noqa: C901 (one branch per tag, in one place)
         tag = bytes(self.take(1))
@@ -185,7 +184,7 @@ class _Reader:
         if tag == b"C":
             return complex(self.unpack(_F64), self.unpack(_F64))
         if tag == b"S":
-            return bounded(self.text().decode("utf-8", "surrogatepass"))
+            return cut(self.text().decode("utf-8", "surrogatepass"))
         if tag == b"B":
             return self.text()
         if tag == b"Z":
@@ -225,7 +224,7 @@ class _Reader:
         strides = [self.unpack(_I64) for _ in range(dims)]
         offset = self.unpack(_I64)
         requires_grad = bytes(self.take(1)) == b"\1"
-        data = self.text(data=True)
+        data = self.take(self.unpack(_U32), data=True)
         if min((*sizes, *strides, offset), default=0) < 0:
             raise ProtocolError("unreadable message from the worker: a tensor with a negative size or stride")
         if device.type == "meta":
@@ -237,26 +236,16 @@ class _Reader:
                 raise ProtocolError("unreadable message from the worker: a tensor without its data")
             tensor = torch.empty_strided(sizes, strides, dtype=dtype)
         else:
-            storage = _FROMBUFFER(bytearray(data), dtype=dtype).untyped_storage()
+            storage = _FROMBUFFER(bytearray(data), dtype=dtype).untyped_storage()  # the one copy
             tensor = torch.empty(0, dtype=dtype).set_(storage, offset, sizes, strides)
         if device.type not in ("cpu", "meta"):
             tensor = tensor.to(device)
         return tensor.requires_grad_() if requires_grad else tensor
 
 
-def bounded(value: Any) -> Any:
-    """value with every string of its lists, tuples and dicts cut to MAX_TEXT characters (what decode gives
-    back: plain types, so type() tells them)."""
-    kind = type(value)
-    if kind is str:
-        return value if len(value) <= MAX_TEXT else f"{value[:MAX_TEXT]}... ({len(value) - MAX_TEXT} characters cut)"
-    if kind is list:
-        return [bounded(item) for item in value]
-    if kind is tuple:
-        return tuple(bounded(item) for item in value)
-    if kind is dict:
-        return {bounded(key): bounded(item) for key, item in value.items()}
-    return value
+def cut(text: str) -> str:
+    """text, cut to MAX_TEXT characters with a note of how many were cut."""
+    return text if len(text) <= MAX_TEXT else f"{text[:MAX_TEXT]}... ({len(text) - MAX_TEXT} characters cut)"
 
 
 def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:
