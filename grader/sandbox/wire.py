@@ -9,6 +9,7 @@ fit the bytes that came with it). torch.save was the format before: its zip arch
 several times slower, and every grade sends thousands of messages.
 """
 
+import math
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,6 +86,8 @@ def _write(value: Any, out: list[bytes | memoryview]) -> None:  # noqa: C901 (on
             _write(item, out)
     elif issubclass(kind, dict):
         items = list(dict.items(value))
+        if not all(type(key) is str for key, _ in items):
+            raise TypeError("a dict with keys other than str cannot be sent between the grader and the worker")
         out += (b"M", _U32.pack(len(items)))
         for key, item in items:
             _write(key, out)
@@ -115,6 +118,8 @@ def _write_tensor(tensor: torch.Tensor, out: list[bytes | memoryview]) -> None:
     device = tensor.device
     if device.type not in ("cpu", "meta"):  # an accelerator's tensor travels as its values, contiguous
         tensor = torch.Tensor.contiguous(torch.Tensor.cpu(tensor))
+    elif tensor.numel() * tensor.element_size() > torch.Tensor.untyped_storage(tensor).nbytes():
+        tensor = torch.Tensor.contiguous(tensor)  # a view that repeats its entries (expand): decode takes none
     data: bytes | memoryview = b""
     if device.type != "meta":  # the storage's bytes as they are: join() below makes the one copy
         storage = torch.empty(0, dtype=torch.uint8).set_(torch.Tensor.untyped_storage(tensor))
@@ -139,7 +144,8 @@ def decode(frame: bytes) -> Any:
     except ProtocolError:
         raise
     except Exception as error:  # a crafted frame: out of bounds, a size that no tensor can have, too deep...
-        raise ProtocolError(f"unreadable message from the worker: {type(error).__name__}: {error}") from None
+        raise ProtocolError(f"unreadable message from the worker: {type(error).__name__}: {cut(str(error), 200)}") \
+            from None
     if reader.at != len(frame):
         raise ProtocolError("unreadable message from the worker: bytes after its end")
     return message
@@ -192,8 +198,8 @@ class _Reader:
         if tag in (b"L", b"U"):
             items = [self.value() for _ in range(self.unpack(_U32))]
             return items if tag == b"L" else tuple(items)
-        if tag == b"M":
-            return {self.value(): self.value() for _ in range(self.unpack(_U32))}
+        if tag == b"M":  # str keys only: str hashes are salted, so no frame can make its keys collide
+            return {self.key(): self.value() for _ in range(self.unpack(_U32))}
         if tag == b"Y":
             return self.dtype()
         if tag == b"V":
@@ -206,6 +212,12 @@ class _Reader:
             return self.tensor()
         raise ProtocolError(f"unreadable message from the worker: unknown tag {tag!r}")
 
+    def key(self) -> str:
+        key = self.value()
+        if type(key) is not str:
+            raise ProtocolError("unreadable message from the worker: a dict key that is not a str")
+        return key
+
     def dtype(self) -> torch.dtype:
         name = self.text().decode()
         if name not in DTYPES:
@@ -213,8 +225,9 @@ class _Reader:
         return DTYPES[name]
 
     def tensor(self) -> torch.Tensor:
-        """A tensor on exactly the bytes that came with it: a view reaching past them is refused by set_()
-        (the storage of torch.frombuffer cannot grow)."""
+        """A tensor on exactly the bytes that came with it, with no more elements than those bytes hold (an
+        honest sender clones first: no view overlaps itself), and bools that are 0 or 1. A view reaching past
+        the bytes is refused by set_() (the storage of torch.frombuffer cannot grow)."""
         dtype = self.dtype()
         device = torch.device(self.text().decode())
         dims = self.unpack(_U32)
@@ -227,25 +240,30 @@ class _Reader:
         data = self.take(self.unpack(_U32), data=True)
         if min((*sizes, *strides, offset), default=0) < 0:
             raise ProtocolError("unreadable message from the worker: a tensor with a negative size or stride")
-        if device.type == "meta":
+        elements = math.prod(sizes)
+        if device.type == "meta":  # no data, so no bound: a meta tensor allocates nothing
             if data:
                 raise ProtocolError("unreadable message from the worker: a meta tensor with data")
-            tensor = torch.empty_strided(sizes, strides, dtype=dtype, device="meta")
-        elif not data:
-            if 0 not in sizes:
-                raise ProtocolError("unreadable message from the worker: a tensor without its data")
-            tensor = torch.empty_strided(sizes, strides, dtype=dtype)
-        else:
-            storage = _FROMBUFFER(bytearray(data), dtype=dtype).untyped_storage()  # the one copy
-            tensor = torch.empty(0, dtype=dtype).set_(storage, offset, sizes, strides)
+            reach = sum((size - 1) * stride for size, stride in zip(sizes, strides, strict=True))
+            extent = offset + (reach + 1 if elements else 0)
+            storage = torch.empty(extent, dtype=dtype, device="meta").untyped_storage()
+        elif elements and not data:
+            raise ProtocolError("unreadable message from the worker: a tensor without its data")
+        elif elements * dtype.itemsize > len(data):
+            raise ProtocolError("unreadable message from the worker: a tensor with more elements than its bytes hold")
+        elif dtype is torch.bool and bytes(data).translate(None, b"\0\1"):
+            raise ProtocolError("unreadable message from the worker: a bool tensor holding bytes other than 0 and 1")
+        else:  # the one copy; untyped bytes, so that a storage of any length holds a view of any dtype
+            storage = _FROMBUFFER(bytearray(data) or bytearray(1), dtype=torch.uint8).untyped_storage()
+        tensor = torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, sizes, strides)
         if device.type not in ("cpu", "meta"):
             tensor = tensor.to(device)
         return tensor.requires_grad_() if requires_grad else tensor
 
 
-def cut(text: str) -> str:
-    """text, cut to MAX_TEXT characters with a note of how many were cut."""
-    return text if len(text) <= MAX_TEXT else f"{text[:MAX_TEXT]}... ({len(text) - MAX_TEXT} characters cut)"
+def cut(text: str, limit: int = MAX_TEXT) -> str:
+    """text, cut to limit characters with a note of how many were cut."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} characters cut)"
 
 
 def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:

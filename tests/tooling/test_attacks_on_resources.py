@@ -4,6 +4,7 @@ than they carry, or too large) are bounded, never the grader's nor a classmate's
 
 import io
 import json
+import math
 import struct
 
 import pytest
@@ -51,16 +52,16 @@ def test_an_exception_with_a_giant_class_name_costs_its_tests_and_grows_no_repor
     assert len(json.dumps(report.pytest_json)) < 2_000_000
 
 
-def tensor_frame(sizes: tuple[int, ...], data: bytes) -> bytes:
-    """A frame holding one float32 tensor on the CPU with these sizes, contiguous strides and these bytes."""
-    strides = [1] * len(sizes)
-    for dim in range(len(sizes) - 2, -1, -1):
-        strides[dim] = strides[dim + 1] * sizes[dim + 1]
+def text(value: bytes) -> bytes:
+    return struct.pack("<I", len(value)) + value
 
-    def text(value: bytes) -> bytes:
-        return struct.pack("<I", len(value)) + value
 
-    return (wire.MAGIC + b"X" + text(b"torch.float32") + text(b"cpu") + struct.pack("<I", len(sizes))
+def tensor_frame(sizes: tuple[int, ...], data: bytes, strides: tuple[int, ...] | None = None,
+                 dtype: bytes = b"torch.float32", device: bytes = b"cpu") -> bytes:
+    """A frame holding one tensor with these sizes, strides (contiguous ones by default) and bytes."""
+    if strides is None:
+        strides = tuple(math.prod(sizes[dim + 1:]) for dim in range(len(sizes)))
+    return (wire.MAGIC + b"X" + text(dtype) + text(device) + struct.pack("<I", len(sizes))
             + struct.pack(f"<{2 * len(sizes) + 1}q", *sizes, *strides, 0) + b"\0" + text(data))
 
 
@@ -72,6 +73,30 @@ def test_a_tensor_whose_sizes_reach_past_its_bytes_is_refused():
 def test_a_tensor_that_claims_elements_without_bytes_is_refused_before_anything_is_allocated():
     with pytest.raises(wire.ProtocolError, match="without its data"):
         wire.decode(tensor_frame((2 ** 40,), b""))
+
+
+def test_a_view_that_repeats_its_bytes_is_refused_before_anyone_copies_it():
+    """A stride of 0 makes one byte look like 2**62 elements: a clone() of that is an allocation bomb."""
+    with pytest.raises(wire.ProtocolError, match="more elements than its bytes hold"):
+        wire.decode(tensor_frame((2 ** 62,), b"\1", strides=(0,), dtype=b"torch.bool"))
+
+
+def test_a_bool_tensor_holding_other_bytes_than_0_and_1_is_refused():
+    with pytest.raises(wire.ProtocolError, match="other than 0 and 1"):
+        wire.decode(tensor_frame((2,), b"\2\xff", dtype=b"torch.bool"))
+
+
+def test_dict_keys_that_are_not_str_are_refused():
+    """Their hashes could be made to collide (complex numbers, ints), making the dict quadratic to build."""
+    frame = wire.MAGIC + b"M" + struct.pack("<I", 1) + b"C" + struct.pack("<dd", 2.0 ** 52, 1.0) + b"N"
+    with pytest.raises(wire.ProtocolError, match="not a str"):
+        wire.decode(frame)
+
+
+def test_the_text_of_a_refusal_is_bounded():
+    with pytest.raises(wire.ProtocolError) as refusal:
+        wire.decode(tensor_frame((1,), b"\0" * 4, device=b"x" * 900_000))
+    assert len(str(refusal.value)) < 1000
 
 
 def test_a_frame_in_another_format_is_refused():

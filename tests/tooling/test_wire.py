@@ -10,7 +10,7 @@ import torch
 from grader.sandbox import wire
 
 PLAIN = [None, True, False, 0, -5, 2 ** 70, -(2 ** 80), 1.5, float("-inf"), 1 + 2j, "héllo \udcff", b"\0ab",
-         [1, (2, 3)], (), {"a": 1, 2: [None]}, torch.Size([2, 3]), torch.float16, torch.device("meta"),
+         [1, (2, 3)], (), {"a": 1, "b": [None]}, torch.Size([2, 3]), torch.float16, torch.device("meta"),
          slice(1, None, 2), Ellipsis]
 TENSORS = {
     "contiguous": torch.randn(3, 4),
@@ -24,6 +24,7 @@ TENSORS = {
     "scalar": torch.tensor(3.5, dtype=torch.float64),
     "conjugated": torch.randn(3, dtype=torch.complex128).conj(),
     "requires_grad": torch.randn(2, 2, requires_grad=True),
+    "view_of_a_storage_of_odd_length": torch.arange(3, dtype=torch.uint8)[:2].view(torch.int16),
 }
 
 
@@ -50,11 +51,23 @@ def test_a_tensor_comes_back_with_its_dtype_sizes_strides_offset_and_values(name
     assert torch.equal(back.detach(), tensor.detach().resolve_conj())
 
 
-def test_a_meta_tensor_comes_back_on_the_meta_device_without_data():
-    back = round_trip(torch.empty(5, 6, device="meta"))
-    assert back.device.type == "meta" and back.shape == (5, 6)
+def test_an_expanded_tensor_comes_back_with_its_values_in_storage_of_its_own():
+    tensor = torch.arange(3.0).expand(4, 3)
+    back = round_trip(tensor)
+    assert torch.equal(back, tensor) and back.untyped_storage().nbytes() == back.numel() * back.element_size()
+
+
+def test_a_meta_tensor_comes_back_on_the_meta_device_without_data_and_with_its_offset():
+    tensor = torch.empty(5, 6, device="meta")[2:]
+    back = round_trip(tensor)
+    assert (back.device.type, back.shape, back.stride(), back.storage_offset()) == ("meta", (3, 6), (6, 1), 12)
 
 
 def test_a_value_of_another_type_is_not_sent():
     with pytest.raises(TypeError, match="cannot be sent"):
         wire.encode({"value": object()})
+
+
+def test_a_dict_with_keys_other_than_str_is_not_sent():
+    with pytest.raises(TypeError, match="keys other than str"):
+        wire.encode({1: "one"})
