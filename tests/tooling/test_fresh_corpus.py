@@ -1,19 +1,26 @@
 """Submissions no one here wrote against: a helper who read only the handout and the stubs wrote correct code in
 other styles and fresh mistakes (tests/corpus/fresh/, each appended to the reference: its functions replace the
-reference's). Every correct one keeps full marks; every mistake loses points in its own task. Graded once per
-module, through batch: the correct ones on every suite; the mistakes on the public suite first, whose tests are
-part of every suite, so a task that loses points there loses them in the whole grade too. Only the mistakes the
-public suite misses are graded again on every suite: the hidden suite costs more than the public one."""
+reference's). Every correct one keeps full marks; every mistake loses points in its own task.
+
+The correct ones are graded as a class, through batch, on every suite. A mistake needs only its own task's public
+test file to show that it loses points there (the task's points come from that file alone): each is graded on
+it, from one set of warm servers, in a fifth of a public grade. Only the mistakes that file misses are graded
+again, with the correct ones, on every suite."""
 
 from pathlib import Path
 
 import pytest
 
+from concurrent.futures import ThreadPoolExecutor
+
+from grader.grade import grade
 from grader.report import FlagKind
 from grader.sandbox import isolation as sandbox
 from grader.tasks import BY_ID
 from instructor.batch import run_batch
+from instructor.warm import warm_launcher
 from tests.tooling.misbehaving import REFERENCE, at_import
+from tests.tooling.small_checkout import small_tests, task_files
 
 CORPUS = Path(__file__).parent.parent / "corpus" / "fresh"
 ENTRIES = sorted(CORPUS.glob("*.py"))
@@ -29,11 +36,27 @@ def task_of(name: str) -> str:
     return first.split(" in ", 1)[1].split(",", 1)[0]
 
 
-def graded_class(root: Path, names: list[str], suite: str) -> dict:
+def write_class(root: Path, names: list[str]) -> Path:
     for name in names:
         (root / name).mkdir(parents=True)
         (root / name / "attention.py").write_text(at_import(REFERENCE, (CORPUS / f"{name}.py").read_text()))
+    return root
+
+
+def graded_class(root: Path, names: list[str], suite: str) -> dict:
+    write_class(root, names)
     return run_batch(root, suite=suite, jobs=2, output=root.parent / "grades.csv", progress=False)
+
+
+def graded_on_own_task(root: Path, names: list[str]) -> dict:
+    """{name: report} of each mistake graded on its task's public test file alone."""
+    write_class(root / "class", names)
+    tasks = {task_of(name) for name in names}
+    suites = {task: small_tests(root / "tests" / task, task_files((task,))) for task in tasks}
+    with warm_launcher((str(root),)) as launcher, ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(grade, root / "class" / name, "public", tests_dir=suites[task_of(name)],
+                                     launcher=launcher) for name in names}
+        return {name: future.result() for name, future in futures.items()}
 
 
 # a report with one of these ran none of the file's code: its zeros say nothing of the suites
@@ -48,7 +71,7 @@ def caught(report, name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    public = graded_class(tmp_path_factory.mktemp("mistakes") / "class", MISTAKES, "public")
+    public = graded_on_own_task(tmp_path_factory.mktemp("mistakes"), MISTAKES)
     missed = [name for name in MISTAKES if not caught(public[name], name)]
     return {**graded_class(tmp_path_factory.mktemp("correct") / "class", CORRECT + missed, "all"),
             **{name: public[name] for name in MISTAKES if name not in missed}}
