@@ -276,7 +276,7 @@ def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and
     from instructor.cli import main
 
     root = tmp_path / "class"
-    for index in range(9):
+    for index in range(6):  # a reference and a stub among the broken, and two of each among the rest
         name = f"s{index}-broken" if index % 3 == 2 else f"s{index}"
         source = REPO / ("solutions" if index % 2 == 0 else "assignment") / "attention.py"
         (root / name).mkdir(parents=True)
@@ -291,7 +291,7 @@ def test_a_batch_whose_sandbox_fails_for_some_students_marks_them_not_graded_and
     assert stat.S_IMODE((tmp_path / "grades-reports").stat().st_mode) == 0o700
     assert {stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "grades-reports").iterdir()} == {0o600}
     broken = {name for name in rows if "broken" in name}
-    assert len(broken) == 3 and all(rows[name]["total"] == "not graded" for name in broken)
+    assert len(broken) == 2 and all(rows[name]["total"] == "not graded" for name in broken)
     assert all("sandbox" in rows[name]["flags"] for name in broken)
     for name in set(rows) - broken:
         expected = FULL if int(name[1]) % 2 == 0 else ZERO
