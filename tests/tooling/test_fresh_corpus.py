@@ -7,11 +7,10 @@ test file to show that it loses points there (the task's points come from that f
 it, from one set of warm servers, in a fifth of a public grade. Only the mistakes that file misses are graded
 again, with the correct ones, on every suite."""
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
-from concurrent.futures import ThreadPoolExecutor
 
 from grader.grade import grade
 from grader.report import FlagKind
