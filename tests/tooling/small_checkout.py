@@ -41,11 +41,12 @@ def small_tests(dest: Path, files: tuple[str, ...] = SMALL_SUITE) -> Path:
     return dest
 
 
-def task_files(tasks: tuple[str, ...]) -> tuple[str, ...]:
-    """The public test files of tasks, for small_tests: the tests that read only some tasks' scores are graded on
-    those files alone, where a slow or crashing submission would cost a timeout or a worker restart in every
-    other file too. (Public only: a grade of every suite checks that their points add up to the lab's.)"""
-    return ("public/__init__.py", *(f"public/test_{task}.py" for task in tasks))
+def task_files(tasks: tuple[str, ...], suites: tuple[str, ...] = ("public",)) -> tuple[str, ...]:
+    """The test files of tasks in suites, for small_tests: the tests that read only some tasks' scores are graded
+    on those files alone, where a slow or crashing submission would cost a timeout or a worker restart in every
+    other file too. (Graded one suite at a time: a grade of every suite checks that their points add up to the
+    lab's.)"""
+    return tuple(f"{suite}/{file}" for suite in suites for file in ("__init__.py", *(f"test_{t}.py" for t in tasks)))
 
 
 def small_checkout(dest: Path, instructor: bool = False) -> Path:

@@ -96,27 +96,23 @@ def test_python_loops_over_tolist_floats_earn_no_efficiency_points(tmp_path):
     assert report.tasks["efficiency"].score == 0
 
 
-def points_in_every_suite(root, name: str, source: str, tasks: tuple[str, ...]) -> dict[str, float]:
-    """{task: points in every suite} of source, graded on those tasks' test files alone (their tests read no
+def points_in_every_suite(root, name: str, source: str, task: str) -> float:
+    """The points of source in task over every suite, graded on that task's test files alone (its tests read no
     other task): a Python loop over floats is slow in every other file, and proves nothing there."""
     from grader.grade import grade
-    from tests.tooling.small_checkout import small_tests
+    from tests.tooling.small_checkout import small_tests, task_files
 
     suites = ("public", "hidden")
-    files = tuple(f"{suite}/{file}" for suite in suites for file in ("__init__.py", *(f"test_{t}.py" for t in tasks)))
-    tests_dir = small_tests(root / f"{name}-tests", files)
+    tests_dir = small_tests(root / f"{name}-tests", task_files((task,), suites))
     (root / name).mkdir()
     (root / name / "attention.py").write_text(source)
-    # one suite at a time: a grade of every suite checks that the points of all the lab's files add up
-    reports = [grade(root / name, suite, tests_dir=tests_dir) for suite in suites]
-    return {task: sum(report.tasks[task].score for report in reports) for task in tasks}
+    return sum(grade(root / name, suite, tests_dir=tests_dir).tasks[task].score for suite in suites)
 
 
 @needs_namespaces
 def test_python_loops_over_tolist_earn_what_plain_loops_earn(tmp_path):
     # the loop control's efficiency: one shape-free test
-    points = points_in_every_suite(tmp_path, "tolist_loops", redteam_submission("tolist_loops"), ("efficiency",))
-    assert points["efficiency"] <= 1
+    assert points_in_every_suite(tmp_path, "tolist_loops", redteam_submission("tolist_loops"), "efficiency") <= 1
 
 
 @needs_namespaces

@@ -4,8 +4,8 @@ reference's). Every correct one keeps full marks; every mistake loses points in 
 
 The correct ones are graded as a class, through batch, on every suite. A mistake needs only its own task's public
 test file to show that it loses points there (the task's points come from that file alone): each is graded on
-it, from one set of warm servers, in a fifth of a public grade. Only the mistakes that file misses are graded
-again, with the correct ones, on every suite."""
+it, from one set of warm servers, at a small part of a public grade's cost. Only the mistakes that file misses
+are graded again, with the correct ones, on every suite."""
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -35,11 +35,10 @@ def task_of(name: str) -> str:
     return first.split(" in ", 1)[1].split(",", 1)[0]
 
 
-def write_class(root: Path, names: list[str]) -> Path:
+def write_class(root: Path, names: list[str]) -> None:
     for name in names:
         (root / name).mkdir(parents=True)
         (root / name / "attention.py").write_text(at_import(REFERENCE, (CORPUS / f"{name}.py").read_text()))
-    return root
 
 
 def graded_class(root: Path, names: list[str], suite: str) -> dict:
