@@ -44,12 +44,12 @@ def outside_reason(path: str | Path, impl: str | Path) -> str | None:
 def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float = 600.0,
           tests_dir: str | Path | None = None, limits: Limits | None = None,
           hide: tuple[str, ...] = (), launcher: Launcher = PLAIN,
-          syntax_scan: SyntaxScan = scan) -> Report:
+          syntax_scan: SyntaxScan = scan, partial: bool = False) -> Report:
     """The report of path's file on suite, or a report of every test failed if there is none to grade.
     launcher: how the pytest child and the worker start (grader.launch; PLAIN: this process grades this one file).
     syntax_scan: what refuses a file before it runs (grader.capabilities.scan; the tests of the layers behind
     it pass one that finds nothing). Raises GraderError when the grader itself cannot grade (its sandbox does
-    not start): never the student's."""
+    not start): never the student's. partial: tests_dir holds some of the lab's test files (grader.run.run_pytest)."""
     impl = find_impl(path)
     if impl is None:
         odd = next((each for each in (Path(path), Path(path) / IMPL_NAME)
@@ -73,4 +73,4 @@ def grade(path: str | Path = ASSIGNMENT, suite: str = "public", timeout: float =
         return missing_report(path, suite, tests_dir, refusal(findings),
                               Flag(FlagKind.REFUSED, f"{IMPL_NAME} {why}: {findings[0]}"))
     return build_report(run_pytest(impl, suite, timeout=timeout, tests_dir=tests_dir, limits=limits, hide=hide,
-                                   launcher=launcher))
+                                   launcher=launcher, partial=partial))

@@ -54,6 +54,7 @@ class RawRun:
     grader_error: str | None = None  # the grader could not run the student's code (its sandbox did not start)
     points_drift: str | None = None  # the suites' points disagree with grader.tasks: nothing was run
     worker_ready: bool = False  # a worker stood in its sandbox with torch imported: the student's code could run
+    partial: bool = False  # the suites are some of the lab's test files: a task's tests may hold less than its points
 
 
 # The levels whose worker can neither write the checkout nor signal the test process (a read-only view and a PID
@@ -95,11 +96,18 @@ JSON_REPORT = ("--json-report", "--json-report-file=none",
 PLUGINS = ("pytest_jsonreport.plugin", "pytest_metadata.plugin")
 
 
-def _pytest_command(paths, impl, extra):
+def _rootdir(tests_dir: Path) -> Path:
+    """The folder test ids are relative to: the checkout, or above a tests folder outside it (a test's id is its
+    path from there; outside the rootdir pytest would give public/test_x.py and hidden/test_x.py one id)."""
+    tests_dir = Path(tests_dir).resolve()
+    return REPO if tests_dir.is_relative_to(REPO) else tests_dir.parent
+
+
+def _pytest_command(paths, impl, extra, rootdir=REPO):
     return [
         sys.executable, "-m", "pytest", *paths, "--impl", str(impl),
         "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
-        "-c", str(GRADER / "pytest.ini"), "--rootdir", str(REPO), "--confcutdir", str(REPO),
+        "-c", str(GRADER / "pytest.ini"), "--rootdir", str(rootdir), "--confcutdir", str(REPO),
         "-p", "grader.sandbox.undumpable", *(arg for plugin in PLUGINS for arg in ("-p", plugin)), *extra,
     ]
 
@@ -179,7 +187,7 @@ def collect(run: RawRun, process: Any, report_fd: int, key: bytes, deadline: flo
             elif record["kind"] == "collected" and run.manifest is None:
                 run.manifest = [TestMeta.from_json(test) for test in record["tests"]]
                 run.points_drift = points_drift([(meta.task, meta.points) for meta in run.manifest],
-                                                complete=set(run.suites) >= set(SUITES))
+                                                complete=set(run.suites) >= set(SUITES) and not run.partial)
                 if run.points_drift:  # refused before the student's code runs: their grade would not be ours
                     _kill_group(process)
             elif record["kind"] == "result":
@@ -209,7 +217,8 @@ def _start_pytest(tests_dir: Path, names: tuple[str, ...], impl: str | Path, ext
     report_read, report_write = os.pipe()
     os.write(key_write, key)
     os.close(key_write)
-    command = _pytest_command([str(Path(tests_dir) / name) for name in names], impl, list(extra_args))
+    command = _pytest_command([str(Path(tests_dir) / name) for name in names], impl, list(extra_args),
+                              _rootdir(tests_dir))
     handover = replace(handover, key_fd=key_read, report_fd=report_write)
     try:
         if stdout == subprocess.DEVNULL:
@@ -228,7 +237,7 @@ def _start_pytest(tests_dir: Path, names: tuple[str, ...], impl: str | Path, ext
 
 def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
                tests_dir: str | Path | None = None, limits: Limits | None = None,
-               hide: tuple[str, ...] = (), launcher: Launcher = PLAIN) -> RawRun:
+               hide: tuple[str, ...] = (), launcher: Launcher = PLAIN, partial: bool = False) -> RawRun:
     """Run one suite (public, hidden or all) on the student's file at impl; return a RawRun.
 
     launcher: how the pytest child and the worker start (grader.launch; batch passes instructor.warm's), and
@@ -236,7 +245,9 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
     rule, and why).
     limits: the worker's limits and timeouts (default: Limits with the GRADER_* overrides of this process's
     environment). hide: folders no worker may see, beyond the checkout and the student's folder (batch: the
-    class). Raises GraderError when the grader could not run the student's code at all.
+    class). partial: tests_dir holds some of the lab's test files (instructor.mutants grades a mutant on the files
+    that can reach its change), so no task need carry all its points. Raises GraderError when the grader could not
+    run the student's code at all.
     """
     limits = limits or limits_from(os.environ)
     names, tests_dir = suite_paths(suite, tests_dir)
@@ -244,7 +255,7 @@ def run_pytest(impl: str | Path, suite: str = "public", timeout: float = 600.0,
         raise GraderError(f"no test suite {suite!r} under {tests_dir}")
     linux.make_undumpable()  # this process holds every run's key
     impl = Path(impl).resolve()
-    run = RawRun(impl=str(impl), suites=names)
+    run = RawRun(impl=str(impl), suites=names, partial=partial)
     worker_log = tempfile.NamedTemporaryFile(prefix="grader-worker-", suffix=".log", delete=False)
     worker = None
     # the level this run was checked for, not one the child finds anew

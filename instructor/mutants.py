@@ -21,7 +21,9 @@ measured on code they were not written against.
 The command exits 1 if anything is off.
 
 Each submission is graded once through the grader itself (grader.grade, as `python -m grader grade
---suite all --format json`), and its report is split by each test's suite.
+--suite all --format json`), and its report is split by each test's suite. A mutant is graded on the test
+files that can reach its change (instructor.reach), the reference's results standing for the other files;
+--every-file grades it on every file.
 """
 
 import argparse
@@ -36,8 +38,9 @@ from typing import Any, NamedTuple
 
 from grader.launch import PLAIN, Launcher
 from grader.paths import ASSIGNMENT, SOLUTION_FILE, STUB_FILE, SUITES, TESTS
-from grader.report import Report
+from grader.report import Report, TestResult
 from grader.tasks import BY_ID, TASKS, task_order
+from instructor import reach
 from instructor.anchors import definition_spans, replace_code
 from instructor.warm import warm_launcher
 from tests.mutants.bonus import BONUS
@@ -180,8 +183,13 @@ def likely_causes(message: str | None) -> list[str]:
 
 def split_report(report: Report) -> dict[str, Tasks]:
     """{suite: tasks} from one grader report, each test counted in its own suite."""
+    return split_tests(report.tests)
+
+
+def split_tests(tests: Iterable[TestResult]) -> dict[str, Tasks]:
+    """{suite: tasks} from a report's tests, each counted in its own suite."""
     suites: dict[str, Tasks] = {}
-    for test in report.tests:
+    for test in tests:
         tasks = suites.setdefault(test.suite, {})
         entry = tasks.setdefault(test.task, TaskOutcome())
         entry.points += test.max_score
@@ -194,22 +202,50 @@ def split_report(report: Report) -> dict[str, Tasks]:
     return suites
 
 
-def grader_suites(impl_dir: str | Path, suites: Sequence[str], timeout: float = 900.0,
-                  attempts: int = 2, launcher: Launcher = PLAIN) -> dict[str, Tasks]:
-    """{suite: tasks} for suites, from one run of the grader itself (`--suite all` for both), started by
-    launcher (grade_all passes batch's warm one: the same grades, from processes that imported torch once)."""
+@dataclass(frozen=True)
+class Selection:
+    """The test files a mutant is graded on (instructor.reach), in a folder of their own, and the reference's
+    results, which stand for the other files' tests."""
+
+    tests_dir: Path
+    files: frozenset[str]  # "public/test_sdpa.py", ...
+    reference: tuple[TestResult, ...]
+
+    def merged(self, tests: Iterable[TestResult]) -> list[TestResult]:
+        """tests (of the selected files), and the reference's results of every other file."""
+        return [*tests, *(test for test in self.reference if f"{test.suite}/{Path(test.file).name}" not in self.files)]
+
+
+def grader_report(impl_dir: str | Path, suite: str, timeout: float = 900.0, attempts: int = 2,
+                  launcher: Launcher = PLAIN, selection: Selection | None = None) -> Report:
+    """The grader's report of impl_dir on suite (of selection's files only, when given), from a run in which a
+    test reported back (attempts tries); RuntimeError when none did."""
     from grader.grade import grade
     from grader.score import MISSING
 
-    suite = suites[0] if len(suites) == 1 else "all"
+    tests_dir = selection.tests_dir if selection else None
     for _ in range(attempts):
-        report = grade(impl_dir, suite, timeout=timeout, launcher=launcher)
+        report = grade(impl_dir, suite, timeout=timeout, launcher=launcher, tests_dir=tests_dir,
+                       partial=selection is not None)
         if any(test.message != MISSING for test in report.tests):
-            break
-    else:  # not one test reported back: the run itself failed, the submission was never graded
-        flags = [flag.to_json() for flag in report.flags]
-        raise RuntimeError(f"no test of --suite {suite} reported a result for {impl_dir}; flags: {flags}")
-    graded = split_report(report)
+            return report
+    flags = [flag.to_json() for flag in report.flags]  # not one test reported back: never graded
+    raise RuntimeError(f"no test of --suite {suite} reported a result for {impl_dir}; flags: {flags}")
+
+
+def grader_suites(impl_dir: str | Path, suites: Sequence[str], timeout: float = 900.0, attempts: int = 2,
+                  launcher: Launcher = PLAIN, selection: Selection | None = None) -> dict[str, Tasks]:
+    """{suite: tasks} for suites, from one run of the grader itself (`--suite all` for both), started by
+    launcher (grade_all passes batch's warm one: the same grades, from processes that imported torch once).
+    selection: grade only its files; the reference's results stand for the others."""
+    suite = suites[0] if len(suites) == 1 else "all"
+    report = grader_report(impl_dir, suite, timeout, attempts, launcher, selection)
+    return suites_of(selection.merged(report.tests) if selection else report.tests, suites, impl_dir)
+
+
+def suites_of(tests: Iterable[TestResult], suites: Sequence[str], impl_dir: str | Path) -> dict[str, Tasks]:
+    """{suite: tasks} for suites from a report's tests; RuntimeError when a suite has none."""
+    graded = split_tests(tests)
     absent = [name for name in suites if name not in graded]
     if absent:
         raise RuntimeError(f"the grader ran no test of tests/{absent[0]} for {impl_dir}")
@@ -474,15 +510,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", metavar="DIR", help="write the mutants into DIR and keep them")
     parser.add_argument("--json", metavar="FILE", help="also write every result as JSON")
     parser.add_argument("--verbose", "-v", action="store_true", help="list each mutant's failing tests")
+    parser.add_argument("--every-file", action="store_true",
+                        help="grade each mutant on every test file, not only on those that can reach its change "
+                             "(slower: the check of that selection, instructor.reach)")
 
 
-def grade_all(targets: Sequence[tuple[str, Path]], suites: Sequence[str],
-              jobs: int) -> tuple[dict[tuple[str, str], Tasks], dict[tuple[str, str], str]]:
+def grade_all(targets: Sequence[tuple[str, Path]], suites: Sequence[str], jobs: int,
+              selected: Mapping[str, tuple[Path, frozenset[str]]] | None = None,
+              ) -> tuple[dict[tuple[str, str], Tasks], dict[tuple[str, str], str]]:
     """{(name, suite): tasks} for [(name, folder)] x suites, one grading per target, `jobs` at a time, through
-    batch's warm launcher (instructor.warm), each worker's view hiding every target's folder."""
-    hide = tuple(sorted({str(Path(folder).resolve().parent) for _, folder in targets}))
+    batch's warm launcher (instructor.warm), each worker's view hiding every target's folder.
+    selected: {name: (tests folder, its files)} of the targets graded on some test files alone (instructor.reach),
+    the reference's results standing for the others'."""
+    selected = selected or {}
+    folders = [folder for _, folder in targets] + [tests_dir for tests_dir, _ in selected.values()]
+    hide = tuple(sorted({str(Path(folder).resolve().parent) for folder in folders}))
+    suite = suites[0] if len(suites) == 1 else "all"
     with warm_launcher(hide) as launcher, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {name: pool.submit(grader_suites, folder, suites, launcher=launcher) for name, folder in targets}
+        # first in the queue: every selected target waits for it
+        reference = pool.submit(grader_report, REFERENCE.parent, suite, launcher=launcher) if selected else None
+
+        def reference_suites() -> dict[str, Tasks]:
+            assert reference is not None
+            return suites_of(reference.result().tests, suites, REFERENCE.parent)
+
+        def on_selection(folder: Path, tests_dir: Path, files: frozenset[str]) -> dict[str, Tasks]:
+            assert reference is not None
+            fill = tuple(reference.result().tests)
+            return grader_suites(folder, suites, launcher=launcher, selection=Selection(tests_dir, files, fill))
+
+        futures = {}
+        for name, folder in targets:
+            if name in selected:
+                futures[name] = pool.submit(on_selection, folder, *selected[name])
+            elif reference is not None and Path(folder) == REFERENCE.parent:
+                futures[name] = pool.submit(reference_suites)
+            else:
+                futures[name] = pool.submit(grader_suites, folder, suites, launcher=launcher)
         results: dict[tuple[str, str], Tasks] = {}
         errors: dict[tuple[str, str], str] = {}
         for number, (name, future) in enumerate(futures.items(), 1):
@@ -494,6 +558,26 @@ def grade_all(targets: Sequence[tuple[str, Path]], suites: Sequence[str],
                 outcome = "ERROR grading"
             print(f"  [{number}/{len(futures)}] {outcome} {name}", file=sys.stderr, flush=True)
     return results, errors
+
+
+def select_files(made: Sequence[tuple[Mutant, Path]], suites: Sequence[str],
+                 dest: Path) -> dict[str, tuple[Path, frozenset[str]]]:
+    """{mutant name: (tests folder, files)} for the mutants that can be graded on some of the suites' test files
+    (instructor.reach: the files whose tests can reach the mutant's change), one folder per set of files in
+    dest; a mutant that can reach every file is left out (graded on the suites themselves)."""
+    every = reach.record(TESTS, suites, REFERENCE)
+    before = REFERENCE.read_text()
+    folders: dict[frozenset[str], Path] = {}
+    selected = {}
+    for mutant, folder in made:
+        files = reach.files_to_grade(every, before, (folder / REFERENCE.name).read_text())
+        if files is None or set(files) >= set(every):
+            continue
+        chosen = frozenset(files)
+        if chosen not in folders:
+            folders[chosen] = reach.selection(TESTS, chosen, dest / f"files{len(folders)}")
+        selected[mutant.name] = (folders[chosen], chosen)
+    return selected
 
 
 def choose(only: Sequence[str] | None) -> tuple[Sequence[Mutant], Sequence[Degenerate]]:
@@ -533,7 +617,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
         targets = ([("reference", REFERENCE.parent), ("stubs", STUBS)] + [(m.name, folder) for m, folder in made]
                    + [(d.name, folder) for d, folder in made_degenerates])
-        results, errors = grade_all(targets, suites, args.jobs)
+        selected = {} if args.every_file else select_files(made, suites, Path(tmp) / "selections")
+        results, errors = grade_all(targets, suites, args.jobs, selected)
 
     def get(name, suite):
         return results.get((name, suite))

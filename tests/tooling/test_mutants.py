@@ -4,6 +4,7 @@ import ast
 import contextlib
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -21,9 +22,10 @@ ALL = CATALOGUE + BONUS
 
 @pytest.fixture(autouse=True)
 def first_style_and_no_servers(monkeypatch):
-    """The fake-backend runs below judge the first catalogue (the second style has tests of its own) and start
-    no warm server."""
+    """The fake-backend runs below judge the first catalogue (the second style has tests of its own), start
+    no warm server and grade every mutant on whole suites (the selection of test files: test_reach.py)."""
     monkeypatch.setattr(mutants, "second_style", lambda: ())
+    monkeypatch.setattr(mutants, "select_files", lambda made, suites, dest: {})
     monkeypatch.setattr(mutants, "warm_launcher", lambda hide: contextlib.nullcontext(PLAIN))  # no servers for fakes
 STUBS = (mutants.STUBS / "attention.py").read_text()
 DEGENERATES = mutants.degenerate_submissions()
@@ -157,6 +159,20 @@ def test_one_report_of_both_suites_is_split_by_each_tests_suite():
     assert split["public"]["scores"].causes == [("test_public_scores", "failed", "Likely cause: no scale")]
     assert split["hidden"]["sdpa"].failed == [("test_hidden_sdpa", "failed", "bad")]
     assert mutants.lost(split["hidden"]) == {"sdpa": 2.0}
+
+
+def test_a_selection_keeps_its_files_results_and_takes_the_references_for_the_rest():
+    def test(suite, file, score):
+        return TestResult(id=f"x/{suite}/{file}::t", name="t", suite=suite, task="scores", score=score,
+                          max_score=1.0, status=Status.PASSED if score else Status.FAILED, message="",
+                          file=f"/somewhere/{suite}/{file}")
+
+    reference = (test("public", "test_scores.py", 1.0), test("public", "test_mha.py", 1.0),
+                 test("hidden", "test_scores.py", 1.0))
+    selection = mutants.Selection(Path("."), frozenset({"public/test_scores.py"}), reference)
+    merged = selection.merged([test("public", "test_scores.py", 0.0)])
+    assert [(t.suite, Path(t.file).name, t.score) for t in merged] == [
+        ("public", "test_scores.py", 0.0), ("public", "test_mha.py", 1.0), ("hidden", "test_scores.py", 1.0)]
 
 
 def test_verdicts():

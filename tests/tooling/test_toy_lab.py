@@ -98,3 +98,32 @@ def test_the_toy_lab_grades_through_the_gradescope_runner(toy_repo, tmp_path):
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     jsonschema.validate(results, json.loads((REPO / "tests/schemas/gradescope-results.schema.json").read_text()))
     assert results["score"] == sum(test["max_score"] for test in results["tests"]) == 110
+
+
+def run_python(root: Path, code: str):
+    """The JSON that code prints, run by python in the checkout at root."""
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_a_grade_of_some_files_outside_the_checkout_keeps_two_suites_tests_of_one_name_apart(toy_repo, tmp_path):
+    tests = tmp_path / "files"
+    shutil.copytree(toy_repo / "tests", tests, ignore=IGNORED)
+    public = (tests / "public" / "test_vectors.py").read_text()
+    assert "torch.ones(2)" in public
+    (tests / "hidden" / "test_vectors.py").write_text(public.replace("torch.ones(2)", "torch.zeros(2)"))
+    results = run_python(toy_repo, "import json; from grader.grade import grade; "
+                                   f"report = grade('solutions', 'all', tests_dir={str(tests)!r}, partial=True); "
+                                   "print(json.dumps([[t.suite, t.name, t.passed] for t in report.tests]))")
+    cosine = "test_cosine_of_a_vector_with_itself_is_one"
+    assert ["public", cosine, True] in results and ["hidden", cosine, False] in results, results
+
+
+def test_the_toy_labs_test_files_record_the_names_they_read(toy_repo):
+    read = run_python(toy_repo, "import json; from instructor import reach; "
+                                "from grader.paths import SOLUTION_FILE, TESTS; "
+                                "print(json.dumps({f: sorted(n) for f, n in "
+                                "reach.record(TESTS, ('public', 'hidden'), SOLUTION_FILE).items()}))")
+    assert read == {"public/test_vectors.py": ["cosine", "norm", "normalize"],
+                    "hidden/test_vectors.py": ["cosine", "norm", "normalize"]}
