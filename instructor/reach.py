@@ -6,7 +6,9 @@ can reach its change; the other files' results are the reference's (as mutation 
 What each file reaches is recorded, not guessed from its text: the reference is run once under the suites with
 instructor.reach_plugin, which notes every name of the student's module each test file reads (`submission.X`).
 What each definition reaches is read from both sources: a change reaches every definition that names a changed
-one, directly or through others. A change outside the definitions (an import, a constant) reaches every file.
+one, directly or through others. A change outside the definitions (an import, a constant), or one that leaves
+state behind for other calls (a global, an attribute of a module), reaches every file. A call that changes torch's
+own settings (a seed, a default dtype) is not seen: `instructor mutants --every-file` checks the choice.
 """
 
 import ast
@@ -59,15 +61,37 @@ def _definitions(source: str) -> tuple[dict[str, ast.AST], list[str]]:
 def changed(before: str, after: str) -> frozenset[str] | None:
     """The top-level definitions whose code differs between two sources (comments and layout aside); None when
     what runs at import differs (a statement outside the definitions, a definition added or removed, a decorator,
-    a default, a base class or a class's own statement), which every test can see."""
+    a default, a base class or a class's own statement), or a changed definition leaves state behind for other
+    definitions' calls: every test can see those."""
     old, old_others = _definitions(before)
     new, new_others = _definitions(after)
     if old_others != new_others or old.keys() != new.keys():
         return None
     differ = frozenset(name for name in old if ast.dump(old[name]) != ast.dump(new[name]))
-    if any(_at_import(old[name]) != _at_import(new[name]) for name in differ):
+    if any(_at_import(old[name]) != _at_import(new[name]) or _leaves_state(new[name]) for name in differ):
         return None
     return differ
+
+
+def _leaves_state(definition: ast.AST) -> bool:
+    """Whether the definition may change what later calls of other definitions see: it declares a global, or
+    stores into an attribute or item of a name it does not bind itself (a module, a module-level object)."""
+    bound = {"self", "cls"}
+    for node in ast.walk(definition):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            return True
+        if isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    for node in ast.walk(definition):
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            root = node.value
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id not in bound:
+                return True
+    return False
 
 
 def _at_import(definition: ast.AST) -> str:

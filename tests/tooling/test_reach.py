@@ -65,3 +65,12 @@ def test_the_selection_holds_the_chosen_files_their_packages_and_the_suites_own_
     held = sorted(path.relative_to(chosen).as_posix() for path in chosen.rglob("*") if path.is_file())
     assert held == ["__init__.py", "conftest.py", "public/__init__.py", "public/test_b.py"]
     assert (chosen / "public" / "test_b.py").read_text() == "# public/test_b.py\n"
+
+
+def test_a_change_that_leaves_state_for_other_calls_reaches_every_file():
+    for edit in (("return x * 2  # doubled", "global LAST\n    LAST = x\n    return x * 2"),
+                 ("return x * 2  # doubled", "math.pi = 3\n    return x * 2"),
+                 ("return x * 2  # doubled", "math.__dict__['pi'] = 3\n    return x * 2")):
+        assert reach.changed(SOURCE, SOURCE.replace(*edit)) is None, edit
+    assert reach.changed(SOURCE, SOURCE.replace("return x * 2  # doubled", "y = [x]\n    y[0] = 2\n    return y[0]")) \
+        == {"inner"}
