@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from grader.capabilities import scan
 from grader.launch import PLAIN, Launcher
 from grader.paths import ASSIGNMENT, SOLUTION_FILE, STUB_FILE, SUITES, TESTS
 from grader.report import Report, TestResult
@@ -564,13 +565,17 @@ def select_files(made: Sequence[tuple[Mutant, Path]], suites: Sequence[str],
                  dest: Path) -> dict[str, tuple[Path, frozenset[str]]]:
     """{mutant name: (tests folder, files)} for the mutants that can be graded on some of the suites' test files
     (instructor.reach: the files whose tests can reach the mutant's change), one folder per set of files in
-    dest; a mutant that can reach every file is left out (graded on the suites themselves)."""
+    dest; a mutant that can reach every file, or whose file the syntax scan refuses (every test then fails), is
+    left out: graded on the suites themselves."""
     every = reach.record(TESTS, suites, REFERENCE)
     before = REFERENCE.read_text()
     folders: dict[frozenset[str], Path] = {}
     selected = {}
     for mutant, folder in made:
-        files = reach.files_to_grade(every, before, (folder / REFERENCE.name).read_text())
+        after = (folder / REFERENCE.name).read_text()
+        if scan(after.encode()):  # refused before any test runs: every test of every file fails
+            continue
+        files = reach.files_to_grade(every, before, after)
         if files is None or set(files) >= set(every):
             continue
         chosen = frozenset(files)

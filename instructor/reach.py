@@ -7,8 +7,9 @@ What each file reaches is recorded, not guessed from its text: the reference is 
 instructor.reach_plugin, which notes every name of the student's module each test file reads (`submission.X`).
 What each definition reaches is read from both sources: a change reaches every definition that names a changed
 one, directly or through others. A change outside the definitions (an import, a constant), or one that leaves
-state behind for other calls (a global, an attribute of a module), reaches every file. A call that changes torch's
-own settings (a seed, a default dtype) is not seen: `instructor mutants --every-file` checks the choice.
+state behind for other calls (a global, an attribute of a module, a setting of torch's), reaches every file; a
+test file that reads a name other than a definition (an alias) is always graded. State left through a local alias
+of a module-level object is not seen: `instructor mutants --every-file` checks the choice.
 """
 
 import ast
@@ -27,6 +28,7 @@ from grader.run import PLUGINS
 
 Reach = Mapping[str, frozenset[str]]  # test file (relative to the tests folder) -> names of the module it reads
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+SETTINGS = {"manual_seed", "seed", "use_deterministic_algorithms"}  # besides set_*: calls that change later calls
 
 
 def record(tests_dir: Path, suites: Iterable[str], impl: Path, timeout: float = 600.0) -> Reach:
@@ -47,11 +49,12 @@ def record(tests_dir: Path, suites: Iterable[str], impl: Path, timeout: float = 
 
 
 def _definitions(source: str) -> tuple[dict[str, ast.AST], list[str]]:
-    """({name: definition} of the module's top level, [dump of every other top-level statement])."""
+    """({name: definition} of the module's top level, in order, [dump of every other top-level statement]; a
+    name defined twice is among the others, as what runs at import)."""
     definitions: dict[str, ast.AST] = {}
     others = []
     for node in ast.parse(source).body:
-        if isinstance(node, DEFINITIONS):
+        if isinstance(node, DEFINITIONS) and node.name not in definitions:
             definitions[node.name] = node
         else:
             others.append(ast.dump(node))
@@ -65,7 +68,7 @@ def changed(before: str, after: str) -> frozenset[str] | None:
     definitions' calls: every test can see those."""
     old, old_others = _definitions(before)
     new, new_others = _definitions(after)
-    if old_others != new_others or old.keys() != new.keys():
+    if old_others != new_others or list(old) != list(new):
         return None
     differ = frozenset(name for name in old if ast.dump(old[name]) != ast.dump(new[name]))
     if any(_at_import(old[name]) != _at_import(new[name]) or _leaves_state(new[name]) for name in differ):
@@ -86,12 +89,29 @@ def _leaves_state(definition: ast.AST) -> bool:
             bound.add(node.id)
     for node in ast.walk(definition):
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            root = node.value
-            while isinstance(root, (ast.Attribute, ast.Subscript)):
-                root = root.value
-            if isinstance(root, ast.Name) and root.id not in bound:
+            if _root(node.value) not in bound:
                 return True
+        if isinstance(node, ast.Call) and _sets_a_setting(node.func, bound):
+            return True
     return False
+
+
+def _root(node: ast.AST) -> str | None:
+    """The name an attribute or item chain starts from (torch of torch.backends.x), if a name."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _sets_a_setting(function: ast.AST, bound: set[str]) -> bool:
+    """A call that changes a library's settings for every later call (torch.set_grad_enabled, torch.manual_seed,
+    a context entered by hand): a function of a module-level name called set_*, or any __enter__."""
+    name = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) \
+        else ""
+    if name == "__enter__":
+        return True
+    settings = name.startswith("set_") or name in SETTINGS
+    return settings and _root(function) not in bound
 
 
 def _at_import(definition: ast.AST) -> str:
@@ -121,7 +141,9 @@ def files_to_grade(reach: Reach, before: str, after: str) -> tuple[str, ...] | N
     if names is None:
         return None
     closure = reached(names, before, after)
-    return tuple(sorted(file for file, read in reach.items() if read & closure))
+    defined = _definitions(before)[0].keys()
+    # a name that is no definition (an alias, g = f) may stand for any of them: its files are always graded
+    return tuple(sorted(file for file, read in reach.items() if read & closure or read - defined))
 
 
 def selection(tests_dir: Path, files: Iterable[str], dest: Path) -> Path:

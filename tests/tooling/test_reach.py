@@ -74,3 +74,39 @@ def test_a_change_that_leaves_state_for_other_calls_reaches_every_file():
         assert reach.changed(SOURCE, SOURCE.replace(*edit)) is None, edit
     assert reach.changed(SOURCE, SOURCE.replace("return x * 2  # doubled", "y = [x]\n    y[0] = 2\n    return y[0]")) \
         == {"inner"}
+
+
+def test_a_change_of_torchs_settings_for_later_calls_reaches_every_file():
+    for line in ("torch.set_grad_enabled(False)", "torch.no_grad().__enter__()", "torch.manual_seed(0)",
+                 "set_default_dtype(torch.float64)"):
+        edited = SOURCE.replace("return x * 2  # doubled", f"{line}\n    return x * 2")
+        assert reach.changed(SOURCE, edited) is None, line
+
+
+def test_a_name_defined_twice_or_definitions_reordered_reach_every_file():
+    twice = SOURCE + "\n\ndef inner(x):\n    return x * 3\n"
+    assert reach.changed(SOURCE, twice) is None
+    moved = SOURCE.replace("class Outer:", "class Later:").replace("def apart", "class Outer:\n    pass\n\n\ndef apart")
+    assert reach.changed(SOURCE, moved) is None
+
+
+def test_a_file_that_reads_a_name_no_definition_has_is_always_graded():
+    reads = {**READS, "public/test_alias.py": frozenset({"alias"})}
+    assert "public/test_alias.py" in reach.files_to_grade(reads, SOURCE, SOURCE.replace("math.sqrt(x)", "x"))
+
+
+def test_a_mutant_the_syntax_scan_refuses_is_graded_on_every_file(monkeypatch, tmp_path):
+    from instructor import mutants
+
+    reference = mutants.REFERENCE.read_text()
+    reads = {"public/test_causal_mask.py": frozenset({"causal_mask"}),
+             "public/test_mha.py": frozenset({"MultiHeadAttention"})}
+    monkeypatch.setattr(mutants.reach, "record", lambda tests_dir, suites, impl: reads)
+    made = []
+    line = "    return ones.tril()\n"
+    assert line in reference
+    for name, edit in (("narrow", (line, line.replace("tril", "triu"))), ("refused", (line, "    eval('1')\n" + line))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / mutants.REFERENCE.name).write_text(reference.replace(*edit))
+        made.append((mutants.Mutant(name, "causal_mask", True, "d", ()), tmp_path / name))
+    assert set(mutants.select_files(made, ("public",), tmp_path / "selections")) == {"narrow"}
