@@ -103,7 +103,8 @@ def _rootdir(tests_dir: Path) -> Path:
     return REPO if tests_dir.is_relative_to(REPO) else tests_dir.parent
 
 
-def _pytest_command(paths, impl, extra, rootdir=REPO):
+def pytest_command(paths: Sequence[str], impl: str | Path, extra: Sequence[str], rootdir: Path = REPO) -> list[str]:
+    """argv of a graded pytest run on paths (instructor.reach runs the suites the same way)."""
     return [
         sys.executable, "-m", "pytest", *paths, "--impl", str(impl),
         "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
@@ -217,7 +218,7 @@ def _start_pytest(tests_dir: Path, names: tuple[str, ...], impl: str | Path, ext
     report_read, report_write = os.pipe()
     os.write(key_write, key)
     os.close(key_write)
-    command = _pytest_command([str(Path(tests_dir) / name) for name in names], impl, list(extra_args),
+    command = pytest_command([str(Path(tests_dir) / name) for name in names], impl, list(extra_args),
                               _rootdir(tests_dir))
     handover = replace(handover, key_fd=key_read, report_fd=report_write)
     try:

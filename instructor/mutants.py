@@ -239,9 +239,13 @@ def grader_suites(impl_dir: str | Path, suites: Sequence[str], timeout: float = 
     """{suite: tasks} for suites, from one run of the grader itself (`--suite all` for both), started by
     launcher (grade_all passes batch's warm one: the same grades, from processes that imported torch once).
     selection: grade only its files; the reference's results stand for the others."""
-    suite = suites[0] if len(suites) == 1 else "all"
-    report = grader_report(impl_dir, suite, timeout, attempts, launcher, selection)
+    report = grader_report(impl_dir, grader_suite(suites), timeout, attempts, launcher, selection)
     return suites_of(selection.merged(report.tests) if selection else report.tests, suites, impl_dir)
+
+
+def grader_suite(suites: Sequence[str]) -> str:
+    """The grader's --suite for suites: the one, or "all" for both."""
+    return suites[0] if len(suites) == 1 else "all"
 
 
 def suites_of(tests: Iterable[TestResult], suites: Sequence[str], impl_dir: str | Path) -> dict[str, Tasks]:
@@ -526,7 +530,7 @@ def grade_all(targets: Sequence[tuple[str, Path]], suites: Sequence[str], jobs: 
     selected = selected or {}
     folders = [folder for _, folder in targets] + [tests_dir for tests_dir, _ in selected.values()]
     hide = tuple(sorted({str(Path(folder).resolve().parent) for folder in folders}))
-    suite = suites[0] if len(suites) == 1 else "all"
+    suite = grader_suite(suites)
     with warm_launcher(hide) as launcher, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         # first in the queue: every selected target waits for it
         reference = pool.submit(grader_report, REFERENCE.parent, suite, launcher=launcher) if selected else None

@@ -15,16 +15,14 @@ of a module-level object is not seen: `instructor mutants --every-file` checks t
 import ast
 import copy
 import json
-import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from grader.paths import GRADER, REPO
-from grader.run import PLUGINS
+from grader.paths import REPO
+from grader.run import child_env, pytest_command
 
 Reach = Mapping[str, frozenset[str]]  # test file (relative to the tests folder) -> names of the module it reads
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -35,12 +33,9 @@ def record(tests_dir: Path, suites: Iterable[str], impl: Path, timeout: float = 
     """{test file: names it reads} from one run of the suites on impl (the reference: trusted, run unsandboxed)."""
     with tempfile.TemporaryDirectory(prefix="reach-") as tmp:
         out = Path(tmp) / "reach.json"
-        command = [sys.executable, "-m", "pytest", *(str(tests_dir / suite) for suite in suites), "--impl", str(impl),
-                   "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-c", str(GRADER / "pytest.ini"),
-                   "--rootdir", str(tests_dir), "--confcutdir", str(REPO),
-                   *(arg for plugin in PLUGINS for arg in ("-p", plugin)), "-p", "instructor.reach_plugin"]
-        env = {**os.environ, "GRADER_SANDBOX": "off", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "OMP_NUM_THREADS": "1",
-               "PYTHONPATH": str(REPO), "REACH_OUT": str(out)}
+        command = pytest_command([str(tests_dir / suite) for suite in suites], impl,
+                                 ["-rfE", "-p", "instructor.reach_plugin"], rootdir=tests_dir)
+        env = {**child_env(), "GRADER_SANDBOX": "off", "REACH_OUT": str(out)}
         done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0 or not out.exists():
             raise RuntimeError(f"recording what each test file reads failed (exit {done.returncode}):\n"
