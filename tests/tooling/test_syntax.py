@@ -40,7 +40,8 @@ def _in_threads(work, threads: int = 4) -> list[BaseException]:
 
 def test_scanning_from_many_threads_at_once_never_fails_an_honest_file():
     def work() -> None:
-        for _ in range(60):
+        # without the lock, 4 rounds in 4 threads raised the mismatch in 5 runs of 5 on CPython 3.11
+        for _ in range(12):
             garbage = [_Cycle() for _ in range(50)]
             del garbage
             assert scan(REFERENCE) == []
