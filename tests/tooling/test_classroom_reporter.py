@@ -19,6 +19,7 @@ from grader.formats import RENDERERS
 from grader.grade import grade
 from grader.paths import REPO
 from instructor.mutants import apply, catalogue
+from instructor.warm import warm_launcher
 from tests.tooling.misbehaving import REFERENCE, STUBS, at_import
 
 REPORTER_DIR = Path(os.environ.get("CLASSROOM_REPORTER_DIR",
@@ -66,15 +67,19 @@ def reporter():
 @pytest.fixture(scope="module")
 def runs(reporter, tmp_path_factory, reference_public, stubs_public):
     """Per case: (report, what the reporter did with the classroom JSON of the public suite). The reference's
-    and the stubs' reports are the session's (tests/tooling/conftest.py)."""
+    and the stubs' reports are the session's (tests/tooling/conftest.py); the other cases are graded through
+    batch's warm servers: the subject here is the reporter, not how a grade starts."""
     graded = {"reference": reference_public, "zeros": stubs_public}
-    return {case: grade_and_report(case, reporter, tmp_path_factory.mktemp(case), graded.get(case)) for case in CASES}
+    root = tmp_path_factory.mktemp("cases")
+    with warm_launcher((str(root),)) as launcher:
+        return {case: grade_and_report(case, reporter, root / case, graded.get(case), launcher) for case in CASES}
 
 
-def grade_and_report(case, reporter, folder, report=None):
+def grade_and_report(case, reporter, folder, report=None, launcher=None):
+    folder.mkdir()
     if report is None:
         (folder / "attention.py").write_text(CASES[case]())
-        report = grade(folder, "public")
+        report = grade(folder, "public", launcher=launcher)
     result = folder / "result.json"
     result.write_text(RENDERERS["classroom"](report))
     run = subprocess.run(["bash", str(reporter / "run_reporter.sh"), str(reporter), str(result), RUNNER],
