@@ -119,12 +119,20 @@ def test_notebook_on_the_stubs_prints_one_line_reminders_and_no_traceback():
             assert len(printed) >= 1 and printed[-1].startswith("[skipped]"), cell.source
 
 
+def without_self_check():
+    """The committed notebook without its self-check cell, for the tests of the upload on Colab: the self-check
+    grades (a cold start of the grader) and is tested on Colab by the clone test below."""
+    committed_notebook = committed()
+    committed_notebook.cells = committed_notebook.cells[:-1]
+    return committed_notebook
+
+
 def test_on_colab_the_first_cell_asks_for_attention_py_and_the_notebook_runs(tmp_path):
     for relative, text in FAKE_COLAB.items():
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     env = {"PYTHONPATH": str(tmp_path), "FAKE_UPLOAD": str(REPO / "solutions" / "attention.py")}
-    executed = notebook.execute(None, env=env)
+    executed = notebook.execute(None, env=env, notebook=without_self_check())
     outputs = code_outputs(executed)
     assert [output for output in outputs if output.output_type == "error"] == []
     text = "".join(output.get("text", "") for output in outputs)
@@ -136,7 +144,8 @@ def test_on_colab_running_the_upload_cell_again_replaces_the_attention_py_there(
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(text)
     env = {"PYTHONPATH": str(tmp_path), "FAKE_UPLOAD": str(REPO / "solutions" / "attention.py")}
-    executed = notebook.execute(REPO / "assignment", env=env)  # the stubs are there from an earlier upload
+    # the stubs are there from an earlier upload
+    executed = notebook.execute(REPO / "assignment", env=env, notebook=without_self_check())
     text = "".join(output.get("text", "") for output in code_outputs(executed))
     assert "attention.py is ready" in text and "[skipped]" not in text and "not implemented yet" not in text
 
