@@ -6,7 +6,7 @@ a copy of the grader whose suite is one public test file (tests/tooling/small_ch
 matrix costs a few seconds a case. A case grades one submission that passes some of those tests and fails
 another (SMALL_MIXED): its exact score shows both a pass and a fail kept under the setting, in one cold start
 of pytest and the worker instead of one for the reference and one for the stubs. The whole suites are graded
-exactly by `make reference-full-marks`, `make stubs-zero` and `make mutants`."""
+exactly by test_gradescope.py (the reference and the stubs, cold) and `make mutants`."""
 
 import csv
 import json

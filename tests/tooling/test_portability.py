@@ -1,14 +1,16 @@
 """The grader imports where the Linux sandbox cannot exist (macOS, Windows): no POSIX- or Linux-only
 module at the top level of what `grade` loads, and `grade` then says which isolation is in force."""
 
+import json
 import subprocess
 import sys
 
 from grader.paths import REPO
-from tests.tooling.small_checkout import SMALL_FULL, SMALL_ZERO, small_checkout
+from tests.tooling.small_checkout import SMALL_MIXED, mixed_submission, small_checkout
 
 RUNTIME = ("grader.cli", "grader.grade", "grader.run", "grader.score", "grader.formats", "grader.plugin",
-           "grader.sandbox.proxy", "grader.sandbox.spawn", "grader.sandbox.worker", "grader.sandbox.guard", "grader.sandbox.isolation", "grader.sandbox.wire",
+           "grader.sandbox.proxy", "grader.sandbox.spawn", "grader.sandbox.worker", "grader.sandbox.guard",
+           "grader.sandbox.isolation", "grader.sandbox.wire",
            "grader.sandbox.undumpable", "grader.logtail")
 # Python's own POSIX/Linux-only modules (absent on Windows): blocked so that importing them fails.
 POSIX_ONLY = ("fcntl", "resource", "termios", "pwd", "grp")
@@ -28,20 +30,20 @@ def test_the_runtime_imports_without_posix_only_modules_and_reports_no_sandbox()
 
 
 def test_the_unsandboxed_path_grades_exactly(tmp_path):
-    """macOS's path: no sandbox, the worker a plain child process; the reference full marks, the stubs 0 (on a
-    grader whose suite is one public file: tests/tooling/small_checkout.py)."""
+    """macOS's path: no sandbox, the worker a plain child process. One submission that passes some tests of a
+    one-file suite and fails another (tests/tooling/small_checkout.py) earns exactly its points: a pass and a
+    fail kept, in one cold start (as the environment matrix grades, test_environments.py)."""
     checkout = small_checkout(tmp_path / "lab03")
-    for impl, expected in (("solutions", SMALL_FULL), ("assignment", SMALL_ZERO)):
-        out = tmp_path / f"{impl}.json"
-        result = subprocess.run([sys.executable, "-m", "grader", "grade", "--impl", str(REPO / impl), "--suite", "public",
-                                 "--format", "json", "--output", str(out), "--exit-zero", "--verbose"], cwd=tmp_path,
-                                capture_output=True, text=True, env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin",
-                                                                     "GRADER_SANDBOX": "off"})
-        assert result.returncode == 0, result.stderr[-2000:]
-        assert "no sandbox" in result.stderr
-        import json
-
-        assert json.loads(out.read_text())["score"] == expected
+    (tmp_path / "cy").mkdir()
+    (tmp_path / "cy" / "attention.py").write_text(mixed_submission())
+    out = tmp_path / "cy.json"
+    result = subprocess.run([sys.executable, "-m", "grader", "grade", "--impl", str(tmp_path / "cy"), "--suite",
+                             "public", "--format", "json", "--output", str(out), "--exit-zero", "--verbose"],
+                            cwd=tmp_path, capture_output=True, text=True,
+                            env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin", "GRADER_SANDBOX": "off"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "no sandbox" in result.stderr
+    assert json.loads(out.read_text())["score"] == SMALL_MIXED
 
 
 def test_a_process_without_a_pid_has_no_run_queue_reading_so_timeouts_count_wall_time():
