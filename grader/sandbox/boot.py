@@ -111,6 +111,16 @@ def main(argv: list[str]) -> NoReturn:
     the view, the scratch, then the worker."""
     try:
         config = BootConfig.from_json(argv[0])
+    except BaseException as error:
+        print(f"sandbox: could not be built: {error!r}", file=sys.stderr, flush=True)
+        os._exit(START_FAILED)
+    start(config)
+
+
+def start(config: BootConfig) -> NoReturn:
+    """The init's sequence, in the namespaces the level has (made by `unshare`, or by grader.sandbox.twin):
+    cgroups, the view, the scratch, then the worker."""
+    try:
         cgroups.join(list(config.cgroups))
         if config.impl is None:
             raise ValueError("a plain start names the student's file")

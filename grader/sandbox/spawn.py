@@ -6,6 +6,8 @@ At a sandboxed level the command runs the sandbox's init (grader.sandbox.boot) u
 namespaces; with no sandbox, the worker (grader.sandbox.worker) as a plain child process.
 """
 
+import contextlib
+import json
 import os
 import shutil
 import socket
@@ -36,6 +38,7 @@ from grader.sandbox.view import HOME, SCRATCH, mount_point, plan
 # the worker's own, with no sandbox: grader.sandbox.worker.main.
 BOOT_SCRIPT = GRADER / "sandbox" / "boot_script.py"
 WORKER_SCRIPT = GRADER / "sandbox" / "worker_script.py"
+TWIN_SCRIPT = GRADER / "sandbox" / "twin_script.py"  # the twin start's (grader.sandbox.twin)
 
 
 KEPT_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OMP_NUM_THREADS", "SYSTEMROOT")  # SYSTEMROOT: Windows
@@ -84,6 +87,14 @@ def command(impl_file: str | os.PathLike[str], fd: int, chosen: str, limits: Lim
             hide: Iterable[str | os.PathLike[str]] = (), warm: str = "all") -> tuple[list[str], Slot | None, str]:
     """(argv, slot, host folder to remove afterwards) to start the worker on impl_file with socket fd: the
     sandbox's init, grader.sandbox.boot.main, through BOOT_SCRIPT."""
+    config, slot, folder = boot_config(impl_file, fd, chosen, limits, hide, warm)
+    return sandboxed_python(chosen, [str(BOOT_SCRIPT), config.to_json()]), slot, folder
+
+
+def boot_config(impl_file: str | os.PathLike[str], fd: int, chosen: str, limits: Limits = DEFAULT,
+                hide: Iterable[str | os.PathLike[str]] = (), warm: str = "all") -> tuple[BootConfig, Slot | None, str]:
+    """(the init's BootConfig, slot, host folder to remove afterwards) of a worker on impl_file with socket fd at
+    a sandboxed level: its uid and cgroups, and its view (or, at the uid level, its scratch folder)."""
     slot = Slot(limits) if chosen in TRUSTED else None
     try:
         view, root, scratch = None, None, None
@@ -100,7 +111,7 @@ def command(impl_file: str | os.PathLike[str], fd: int, chosen: str, limits: Lim
         if slot is not None:
             slot.release()
         raise
-    return sandboxed_python(chosen, [str(BOOT_SCRIPT), config.to_json()]), slot, folder
+    return config, slot, folder
 
 
 def sandboxed_python(chosen: str, args: list[str]) -> list[str]:
@@ -174,3 +185,45 @@ def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = Fals
     process.slot, process.scratch = slot, folder
     child_sock.close()
     return process, parent_sock
+
+
+def spawn_twin(impl_file: str | Path, pytest_args: list[str], handover: Mapping[str, str], tmpdir: str,
+               cwd: str | Path, pass_fds: Iterable[int], stdout: int | IO[bytes], worker_log: str, chosen: str,
+               limits: Limits = DEFAULT, hide: Iterable[str | Path] = ()) -> SandboxedProcess:
+    """Start the pytest child (`python -m pytest pytest_args` in cwd, given the handover, as grader.handover
+    writes it, with the descriptors pass_fds, and tmpdir as its temporary folder) and its worker on impl_file at
+    level chosen (one of grader.sandbox.twin.LEVELS) from one new Python, which imports torch once
+    (grader.sandbox.twin). Returns the pytest child, in a session of its own; waiting for it also frees the
+    worker's uid, cgroups and folder."""
+    if chosen == "none":
+        slot, folder = None, tempfile.mkdtemp(prefix="grader-scratch-")
+        config = BootConfig(fd=-1, level=chosen, uid=None, limits=limits, impl=str(impl_file), scratch=folder)
+        home = folder
+    else:
+        config, slot, folder = boot_config(impl_file, -1, chosen, limits, hide)
+        home = worker_home(chosen, folder)
+    env = worker_environment(os.environ, home)
+    env.update(OMP_NUM_THREADS="1")  # the pytest child's (grader.run.child_env): torch reads it at import
+    log = os.open(worker_log, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    control_read, control_write = os.pipe()
+    try:
+        process = SandboxedProcess(
+            [sys.executable, "-I", "-u", str(TWIN_SCRIPT), config.to_json(), str(log), str(control_read)],
+            pass_fds=(*pass_fds, log, control_read), stdin=subprocess.DEVNULL, stdout=stdout,
+            stderr=subprocess.STDOUT, cwd="/", env=env, start_new_session=True)
+    except BaseException:
+        os.close(control_write)
+        if slot is not None:
+            slot.release()
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    finally:
+        os.close(log)
+        os.close(control_read)
+    process.slot, process.scratch = slot, folder
+    request = {"args": list(pytest_args), "handover": dict(handover), "cwd": str(cwd), "tmpdir": tmpdir}
+    # read by the pytest child once its worker forked; a twin that died first is found by the grader, as a
+    # pytest child that stopped before it listed the tests
+    with contextlib.suppress(BrokenPipeError), os.fdopen(control_write, "wb") as control:
+        control.write(json.dumps(request).encode())
+    return process

@@ -188,10 +188,16 @@ def test_root_in_a_user_namespace_without_the_workers_uids_grades_exactly(tmp_pa
     assert_exact(mixed_folder(tmp_path / "class"), base_env(), checkout, wrapper=wrapper)
 
 
+# The `unshare` program starts the worker at the user-namespace level, and a worker started again after a crash at
+# every level; the first worker of a grade at the namespaces level is the twin's, which makes its namespaces itself
+# (grader.sandbox.twin). The two tests below take the user-namespace level, where the program is the only way, as
+# the user's setting: the level is decided without a probe, and every `unshare` after that fails or hangs.
+UNSHARES = "user-namespace"
+
+
 def test_unshare_failing_after_the_probe_is_a_grader_error_that_blames_no_student(tmp_path, checkout):
-    state = tmp_path / "probed"
-    bin_dir = fake_unshare(tmp_path / "bin", f'if [ -e "{state}" ]; then {FAILING}; fi; touch "{state}"')
-    env = base_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    bin_dir = fake_unshare(tmp_path / "bin", FAILING)
+    env = base_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", GRADER_SANDBOX=UNSHARES)
     code, score, stderr = grade(class_folder(tmp_path / "class") / "ada", env, checkout)
     assert code == 2 and score is None
     assert "grader error (not your code's fault)" in stderr and "sandbox" in stderr
@@ -199,9 +205,8 @@ def test_unshare_failing_after_the_probe_is_a_grader_error_that_blames_no_studen
 
 
 def test_unshare_hanging_after_the_probe_is_a_grader_error_not_a_timeout_of_the_students(tmp_path, checkout):
-    state = tmp_path / "probed"
-    bin_dir = fake_unshare(tmp_path / "bin", f'if [ -e "{state}" ]; then exec sleep 600; fi; touch "{state}"')
-    env = base_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    bin_dir = fake_unshare(tmp_path / "bin", "exec sleep 600")
+    env = base_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", GRADER_SANDBOX=UNSHARES)
     code, score, stderr = grade(class_folder(tmp_path / "class") / "ada", env, checkout, extra=("--timeout", "30"))
     assert code == 2 and score is None
     assert "grader error (not your code's fault)" in stderr and "nothing of the student's ran" in stderr
@@ -221,7 +226,8 @@ def test_grading_files_changed_by_someone_else_during_a_run_are_a_grader_error_n
         grade_in_process(class_folder(tmp_path / "class") / "ada", "public", tests_dir=small_suite)
 
 
-FINE_TEST = "import pytest\n\npytestmark = pytest.mark.task('scores')\n\n@pytest.mark.points(1)\ndef test_a():\n    pass\n"
+FINE_TEST = ("import pytest\n\npytestmark = pytest.mark.task('scores')\n\n@pytest.mark.points(1)\n"
+             "def test_a():\n    pass\n")
 
 
 def suite_of(root: Path, files: dict[str, str]) -> Path:
@@ -399,9 +405,10 @@ def test_the_gradescope_runner_grades_exactly_with_its_root_under_tmpdir(tmp_pat
 
 def test_the_grading_process_starts_a_worker_only_where_no_other_students_run_is_in_its_reach(
         tmp_path, small_suite, monkeypatch):
-    """docs/grading.md: `grade` (PLAIN) starts the worker itself, before pytest, and hands it over; batch's
-    launcher starts it only from its zygote, whose workers are no children of batch's process, and without one
-    leaves the start to each pytest child: no worker is a child of the process that holds every student's pipes."""
+    """docs/grading.md: `grade` (PLAIN) starts one new Python that forks the worker and becomes the pytest child
+    (the twin start); batch's launcher starts it only from its zygote, whose workers are no children of batch's
+    process, and without one leaves the start to each pytest child: no worker is a child of the process that holds
+    every student's pipes."""
     import grader.launch
     from grader.grade import grade as grade_in_process
     from grader.launch import PLAIN
@@ -414,16 +421,19 @@ def test_the_grading_process_starts_a_worker_only_where_no_other_students_run_is
     spawn_worker = grader.launch.spawn_worker
     monkeypatch.setattr(grader.launch, "spawn_worker", lambda *args, **kwargs: here.append("plain")
                         or spawn_worker(*args, **kwargs))
+    spawn_twin = grader.launch.spawn_twin
+    monkeypatch.setattr(grader.launch, "spawn_twin", lambda *args, **kwargs: here.append("twin")
+                        or spawn_twin(*args, **kwargs))
     assert grade_in_process(tmp_path, "public", tests_dir=small_suite, launcher=PLAIN).score == FULL
-    assert here == ["plain"]
+    assert here == ["twin"]
     assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=WarmLauncher()).score == FULL
-    assert here == ["plain"]  # batch without a zygote: the pytest child started it
+    assert here == ["twin"]  # batch without a zygote: the pytest child started it
     with Zygote() as zygote:
         forked: list[str] = []
         zygote_spawn = zygote.spawn
         monkeypatch.setattr(zygote, "spawn", lambda *args: forked.append("zygote") or zygote_spawn(*args))
         assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=WarmLauncher(zygote)).score == FULL
-    assert (here, forked) == (["plain"], ["zygote"])
+    assert (here, forked) == (["twin"], ["zygote"])
 
 
 def test_the_pytest_child_starts_its_worker_at_the_level_handed_over_not_one_it_finds(
