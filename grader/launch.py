@@ -6,7 +6,6 @@ forks both from servers that imported torch once."""
 
 import socket
 import subprocess
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -71,9 +70,9 @@ class TwinLauncher:
         if (handover.worker_fd is not None or handover.collect_only or handover.worker_log is None
                 or handover.level is None or not twin.available(handover.level)):
             return _PLAIN_FIRST.start_pytest(argv, env, cwd, handover, stdout)
-        return spawn_twin(argv[argv.index("--impl") + 1], argv[argv.index("pytest") + 1:], handover.to_environ(),
-                          env.get("TMPDIR") or tempfile.gettempdir(), cwd, handover.fds().values(), stdout,
-                          handover.worker_log, handover.level, handover.limits or DEFAULT, handover.hide)
+        return spawn_twin(argv[argv.index("--impl") + 1], argv[argv.index("pytest") + 1:], env,
+                          handover.to_environ(), cwd, handover.fds().values(), stdout, handover.worker_log,
+                          handover.level, handover.limits or DEFAULT, handover.hide)
 
     def start_worker(self, impl_file: Path, log: IO[bytes], public_only: bool, limits: Limits,
                      hide: Sequence[str]) -> tuple[Any, socket.socket]:

@@ -38,6 +38,7 @@ from grader.sandbox.errors import (
     SubmissionTimeout,
     local_exception_class,
 )
+from grader.sandbox.isolation import SandboxUnavailable
 from grader.sandbox.policy import Limits
 from grader.sandbox.spawn import spawn_worker
 
@@ -161,7 +162,7 @@ class Submission:
                 if self.process is None:
                     self.start()
                 problem = self._wait_ready()
-            except OSError as error:  # the start itself failed: no unshare, no slot, no folder
+            except (OSError, SandboxUnavailable) as error:  # the start itself failed: no unshare, slot or folder
                 problem = f"{type(error).__name__}: {error}"
             if not problem:
                 self.ready = True

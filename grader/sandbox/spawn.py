@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -187,14 +188,14 @@ def spawn_worker(impl_file: str | Path, log: IO[bytes], new_session: bool = Fals
     return process, parent_sock
 
 
-def spawn_twin(impl_file: str | Path, pytest_args: list[str], handover: Mapping[str, str], tmpdir: str,
-               cwd: str | Path, pass_fds: Iterable[int], stdout: int | IO[bytes], worker_log: str, chosen: str,
-               limits: Limits = DEFAULT, hide: Iterable[str | Path] = ()) -> SandboxedProcess:
-    """Start the pytest child (`python -m pytest pytest_args` in cwd, given the handover, as grader.handover
-    writes it, with the descriptors pass_fds, and tmpdir as its temporary folder) and its worker on impl_file at
-    level chosen (one of grader.sandbox.twin.LEVELS) from one new Python, which imports torch once
-    (grader.sandbox.twin). Returns the pytest child, in a session of its own; waiting for it also frees the
-    worker's uid, cgroups and folder."""
+def spawn_twin(impl_file: str | Path, pytest_args: list[str], pytest_env: Mapping[str, str],
+               handover: Mapping[str, str], cwd: str | Path, pass_fds: Iterable[int], stdout: int | IO[bytes],
+               worker_log: str, chosen: str, limits: Limits = DEFAULT,
+               hide: Iterable[str | Path] = ()) -> SandboxedProcess:
+    """Start the pytest child (`python -m pytest pytest_args` in pytest_env and cwd, given the handover, as
+    grader.handover writes it, with the descriptors pass_fds) and its worker on impl_file at level chosen (one
+    of grader.sandbox.twin.LEVELS) from one new Python, which imports torch once (grader.sandbox.twin). Returns
+    the pytest child, in a session of its own; waiting for it also frees the worker's uid, cgroups and folder."""
     if chosen == "none":
         slot, folder = None, tempfile.mkdtemp(prefix="grader-scratch-")
         config = BootConfig(fd=-1, level=chosen, uid=None, limits=limits, impl=str(impl_file), scratch=folder)
@@ -202,28 +203,34 @@ def spawn_twin(impl_file: str | Path, pytest_args: list[str], handover: Mapping[
     else:
         config, slot, folder = boot_config(impl_file, -1, chosen, limits, hide)
         home = worker_home(chosen, folder)
-    env = worker_environment(os.environ, home)
-    env.update(OMP_NUM_THREADS="1")  # the pytest child's (grader.run.child_env): torch reads it at import
-    log = os.open(worker_log, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-    control_read, control_write = os.pipe()
+    process = None
     try:
-        process = SandboxedProcess(
-            [sys.executable, "-I", "-u", str(TWIN_SCRIPT), config.to_json(), str(log), str(control_read)],
-            pass_fds=(*pass_fds, log, control_read), stdin=subprocess.DEVNULL, stdout=stdout,
-            stderr=subprocess.STDOUT, cwd="/", env=env, start_new_session=True)
+        env = worker_environment(os.environ, home)
+        env.update(OMP_NUM_THREADS="1")  # the pytest child's (grader.run.child_env): torch reads it at import
+        log = os.open(worker_log, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        control_read, control_write = os.pipe()
+        try:
+            process = SandboxedProcess(
+                [sys.executable, "-I", "-u", str(TWIN_SCRIPT), config.to_json(), str(log), str(control_read)],
+                pass_fds=(*pass_fds, log, control_read), stdin=subprocess.DEVNULL, stdout=stdout,
+                stderr=subprocess.STDOUT, cwd="/", env=env, start_new_session=True)
+            process.slot, process.scratch = slot, folder
+        finally:
+            os.close(log)
+            os.close(control_read)
+        request = {"args": list(pytest_args), "env": dict(pytest_env), "handover": dict(handover), "cwd": str(cwd)}
+        # read by the pytest child once its worker forked; a twin that died first is found by the grader, as a
+        # pytest child that stopped before it listed the tests
+        with contextlib.suppress(BrokenPipeError), os.fdopen(control_write, "wb") as control:
+            control.write(json.dumps(request).encode())
     except BaseException:
-        os.close(control_write)
-        if slot is not None:
-            slot.release()
-        shutil.rmtree(folder, ignore_errors=True)
+        if process is not None:  # waiting frees the slot and the folder
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        else:
+            if slot is not None:
+                slot.release()
+            shutil.rmtree(folder, ignore_errors=True)
         raise
-    finally:
-        os.close(log)
-        os.close(control_read)
-    process.slot, process.scratch = slot, folder
-    request = {"args": list(pytest_args), "handover": dict(handover), "cwd": str(cwd), "tmpdir": tmpdir}
-    # read by the pytest child once its worker forked; a twin that died first is found by the grader, as a
-    # pytest child that stopped before it listed the tests
-    with contextlib.suppress(BrokenPipeError), os.fdopen(control_write, "wb") as control:
-        control.write(json.dumps(request).encode())
     return process

@@ -10,13 +10,17 @@ init's BootConfig: it imports torch, then forks.
   the init's sequence alone at the uid level, the worker's loop at none. Before anything else it closes every
   descriptor but its socket and log: the key, report and control pipes never reach the sandbox.
 - The parent becomes the pytest child. Only now does it read, from its control pipe, what a pytest child is
-  given (its arguments, handover, folder and temporary folder); it adopts the child as its worker (as it adopts
-  one the grader started) and runs pytest.
+  given (its arguments, environment, handover and folder); it adopts the child as its worker (as it adopts one
+  the grader started) and runs pytest.
 
 So the worker's memory holds torch, the grader's modules and the worker's own environment, as a plain start's
-does, and nothing of pytest's, the tests' or the grader's environment. Linux only (fork after torch's import);
-not at the user-namespace level, whose namespaces only the `unshare` program may be allowed to make (Ubuntu's
-AppArmor restriction): there the plain start stays.
+does, and nothing of pytest's, the tests' or the grader's environment. What a fork shares and an exec would not:
+the address layout, glibc's stack canary and CPython's hash secret are the pytest child's too. The pytest child
+reads the worker's messages through grader.sandbox.wire (no pickle, frames of bounded size, tensors rebuilt by
+torch.frombuffer from checked sizes), a boundary that rests on neither.
+
+Linux only (fork after torch's import); not at the user-namespace level, whose namespaces only the `unshare`
+program may be allowed to make (Ubuntu's AppArmor restriction): there the plain start stays.
 """
 
 import json
@@ -102,19 +106,22 @@ def _close_all_but(fd: int) -> None:
 
 
 def _become_pytest(control_fd: int, worker_fd: int, worker_pid: int) -> NoReturn:
-    """Read what the pytest child is given, adopt the worker, run pytest (as `python -m pytest ARGS` would). Its
-    environment stays the worker's allow-list: what a pytest child reads of its own (the handover, its temporary
-    folder, no plugin autoloading, no bytecode written) is given here as values."""
+    """Read what the pytest child is given, adopt the worker, run pytest (as `python -m pytest ARGS` would)."""
     import pytest  # only now: nothing of pytest's is in the worker's memory
 
     from grader.handover import GivenHandover, Handover
 
     with os.fdopen(control_fd, "rb") as control:
         request = json.loads(control.read())
+    # The pytest child's own environment (grader.run.child_env), as a new process's would be, before anything
+    # reads it: the worker's (its HOME a folder the worker's uid owns at the uid level, its PATH the default) is
+    # not for a process that holds the key. The one write of the environment in the grader
+    # (tests/tooling/test_structure.py).
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tempfile.tempdir = None  # found again from TMPDIR
+    sys.dont_write_bytecode = True  # PYTHONDONTWRITEBYTECODE, which -I ignored at start
     handover = replace(Handover.from_environ(request["handover"]), worker_fd=worker_fd, worker_pid=worker_pid)
-    tempfile.tempdir = request["tmpdir"]
-    sys.dont_write_bytecode = True
     os.chdir(request["cwd"])
-    args = ["--disable-plugin-autoload", *request["args"]]
-    sys.argv = ["pytest", *args]
-    raise SystemExit(pytest.main(args, plugins=[GivenHandover(handover)]))
+    sys.argv = ["pytest", *request["args"]]
+    raise SystemExit(pytest.main(request["args"], plugins=[GivenHandover(handover)]))
