@@ -201,11 +201,13 @@ def section(results, runs, pairs, ratios, load_before, load_after, cpu_from):
 
 
 WHERE_THE_TIME_GOES = [
-    "Where a grade's time goes: a graded pytest child imports torch (its oracle) and pytest; the worker imports",
-    "torch in its sandbox (started before pytest, so both imports overlap); the tests then run. A single grade",
-    "(`make test`, Gradescope) pays both imports; its worker skips the meta-device warm-up (torch._dynamo, about",
-    "1.3 CPU-seconds) unless the hidden suite runs, and the grader stops pytest as soon as it has closed its",
-    "report channel (no interpreter shutdown). `batch` (and each Dask worker host) pays the imports once: each",
+    "Where a grade's time goes: a graded pytest child imports torch (its oracle) and pytest; the worker needs",
+    "torch in its sandbox; the tests then run. A single grade (`make test`, Gradescope) imports torch once: one",
+    "new Python imports it, forks the worker, which then enters its sandbox, and becomes the pytest child",
+    "(grader/sandbox/twin.py; at the user-namespace level and off Linux, two Pythons import it side by side). The",
+    "worker's first meta-device operation (sympy's import) is paid before any call is timed, and the grader stops",
+    "pytest as soon as it has closed its report channel (no interpreter shutdown). `batch` (and each Dask worker",
+    "host) pays the imports once: each",
     "student's worker is forked from a sandboxed zygote (instructor/warm/zygote.py) and each pytest child from",
     "a prefork server (instructor/warm/prefork.py), both warm, their imports frozen out of the garbage collector.",
     "On Dask,",
