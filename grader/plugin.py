@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
         submission = Submission(impl, limits=handover.limits, log_path=handover.worker_log,
                                 hide=list(handover.hide), level=handover.level, on_ready=on_ready)
         if handover.worker_fd is not None and handover.worker_pid is not None:
-            # the grader started it before pytest: torch imports overlap
+            # started for this run: by the grader before pytest, or forked by the twin (grader.sandbox.twin)
             submission.adopt(handover.worker_fd, handover.worker_pid)
         elif "reporter" in _STATE:  # a graded run: let the worker import torch while pytest collects
             submission.start()
