@@ -62,14 +62,19 @@ def become_worker(config: BootConfig, impl_copy: Path, home: Path) -> NoReturn:
     linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
     filter_system_calls()
     fd = config.fd
-    os.closerange(3, fd)
-    os.closerange(fd + 1, 65536)
+    close_all_but(fd)
     tempfile.tempdir = str(home)  # the worker's temporary folder (its environment names none)
     sys.dont_write_bytecode = True
     from grader.sandbox import worker
 
     worker.main([str(fd), str(impl_copy), config.warm, str(limits.address_space_mb)])
     os._exit(0)
+
+
+def close_all_but(fd: int) -> None:
+    """Close every descriptor above stderr but fd (the worker's socket)."""
+    os.closerange(3, fd)
+    os.closerange(fd + 1, 65536)
 
 
 def filter_system_calls() -> None:

@@ -1,4 +1,4 @@
-"""A cold grade's two processes from one import of torch: the twin start (grader.launch.TWIN).
+"""A cold grade's two processes from one import of torch: the twin start (grader.launch.PLAIN, a TwinLauncher).
 
 The pytest child and the worker each import torch (about a CPU-second each); a grade of one submission started
 them as two new Pythons. The twin is one new Python, started isolated (-I) with the worker's environment (the
@@ -32,7 +32,7 @@ import tempfile
 from dataclasses import replace
 from typing import NoReturn
 
-from grader.sandbox import linux
+from grader.sandbox import boot, linux
 from grader.sandbox.boot import START_FAILED
 from grader.sandbox.boot_config import BootConfig
 
@@ -71,8 +71,7 @@ def _become_worker(config: BootConfig, log_fd: int, parent: int) -> NoReturn:
         os._exit(START_FAILED)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
-    _close_all_but(config.fd)
-    from grader.sandbox import boot
+    boot.close_all_but(config.fd)
 
     if config.level == "namespaces":
         linux.unshare(NAMESPACES)
@@ -98,11 +97,6 @@ def _become_worker(config: BootConfig, log_fd: int, parent: int) -> NoReturn:
         worker.main([str(config.fd), str(config.impl), config.warm, str(config.limits.address_space_mb)])
         os._exit(0)
     raise ValueError(f"no twin start at the {config.level} level")
-
-
-def _close_all_but(fd: int) -> None:
-    os.closerange(3, fd)
-    os.closerange(fd + 1, 65536)
 
 
 def _become_pytest(control_fd: int, worker_fd: int, worker_pid: int) -> NoReturn:
