@@ -9,6 +9,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pytest
 
@@ -82,16 +83,22 @@ class Handover:
 
 
 HANDOVER = pytest.StashKey[Handover]()
+WORKER_STARTER = pytest.StashKey[Any]()  # a grader.sandbox.proxy.WorkerStarter
 
 
 class GivenHandover:
     """A pytest plugin that gives the run its handover directly (a warm launch): pytest.main(args,
-    plugins=[GivenHandover(handover)]). It runs before grader.plugin's configure, which reads it."""
+    plugins=[GivenHandover(handover)]). It runs before grader.plugin's configure, which reads it.
+    start_worker: how the run starts a worker again after one crashed (a batch's zygote:
+    instructor.warm.prefork); by default a new process."""
 
-    def __init__(self, handover: Handover) -> None:
+    def __init__(self, handover: Handover, start_worker: Any = None) -> None:
         self.handover = handover
+        self.start_worker = start_worker
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[HANDOVER] = self.handover
+        if self.start_worker is not None:
+            config.stash[WORKER_STARTER] = self.start_worker
 

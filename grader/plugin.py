@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from grader.handover import HANDOVER, Handover
+from grader.handover import HANDOVER, WORKER_STARTER, Handover
 from grader.paths import ASSIGNMENT, IMPL_NAME, REPO, SUITES, Env, find_impl
 from grader.records import TestMeta, TestRecord
 from grader.report import NOT_IMPLEMENTED_WORDS, Status
@@ -53,7 +53,8 @@ def pytest_configure(config: pytest.Config) -> None:
         reporter = _STATE.get("reporter")
         on_ready = (lambda: reporter.send({"kind": "worker-ready"})) if reporter else None
         submission = Submission(impl, limits=handover.limits, log_path=handover.worker_log,
-                                hide=list(handover.hide), level=handover.level, on_ready=on_ready)
+                                hide=list(handover.hide), level=handover.level, on_ready=on_ready,
+                                start_worker=config.stash.get(WORKER_STARTER, None))
         if handover.worker_fd is not None and handover.worker_pid is not None:
             # started for this run: by the grader before pytest, or forked by the twin (grader.sandbox.twin)
             submission.adopt(handover.worker_fd, handover.worker_pid)

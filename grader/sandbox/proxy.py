@@ -11,6 +11,7 @@ restarted for the next one.
 import contextlib
 import os
 import signal
+import socket
 import tempfile
 import time
 import weakref
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import torch
 
@@ -74,15 +75,22 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
+#: starts a worker on a file, writing to a log, within limits: (its process, our end of its socket). The
+#: process has poll(), kill() and wait(), as a subprocess.Popen.
+WorkerStarter = Callable[[Path, IO[bytes], Limits], tuple[Any, socket.socket]]
+
+
 class Submission:
     """Proxy for the student's file, running in a worker process."""
 
     def __init__(self, impl_file: str | os.PathLike[str], limits: Limits | None = None,
                  log_path: str | None = None, hide: list[str] | None = None, level: str | None = None,
-                 on_ready: Callable[[], None] | None = None) -> None:
+                 on_ready: Callable[[], None] | None = None, start_worker: WorkerStarter | None = None) -> None:
         """level: the isolation the grader checked for this run (None: this process's own level).
         on_ready: called each time a worker stands ready (the grader hears of it: a run that times out with
-        no worker ever ready failed before any of the student's code ran)."""
+        no worker ever ready failed before any of the student's code ran).
+        start_worker: how a worker is started (a batch's zygote forks one: instructor.warm); by default a new
+        process (grader.sandbox.spawn.spawn_worker) at level."""
         self.impl_file = str(Path(impl_file).resolve())
         self.level = level
         self.limits = limits or Limits()
@@ -102,14 +110,18 @@ class Submission:
         self.flags: list[str] = []
         self.import_failure: SubmissionError | None = None
         self.on_ready = on_ready
+        self.start_worker = start_worker
 
     # -- process ------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Spawn the worker; returns at once (the import runs while the caller goes on)."""
         with open(self.log_path, "ab") as log:
-            self.process, sock = spawn_worker(self.impl_file, log, limits=self.limits, hide=self.hide,
-                                             level=self.level)
+            if self.start_worker is not None:
+                self.process, sock = self.start_worker(Path(self.impl_file), log, self.limits)
+            else:
+                self.process, sock = spawn_worker(self.impl_file, log, limits=self.limits, hide=self.hide,
+                                                 level=self.level)
         self._connect(sock.detach())
 
     def adopt(self, fd: int, pid: int) -> None:

@@ -42,12 +42,15 @@ class WarmLauncher:
     def start_pytest(self, argv: list[str], env: dict[str, str], cwd: Path, handover: Handover,
                      stdout: int | IO[bytes]) -> Any:
         """A forked child runs in the prefork server's environment (child_env when it started) and is given
-        handover directly."""
+        handover directly, and a channel to the zygote, where there is one, for the workers it starts."""
         if self.prefork is None:
             return PLAIN_BATCH.start_pytest(argv, scratch_env(env, self.scratch), cwd, handover, stdout)
         pytest_args = argv[argv.index("pytest") + 1:]
         out = stdout if isinstance(stdout, int) else stdout.fileno()
-        return self.prefork.start(pytest_args, handover, str(cwd), out)
+        if self.zygote is None or handover.collect_only:
+            return self.prefork.start(pytest_args, handover, str(cwd), out)
+        with self.zygote.channel.attach() as zygote:  # the child's workers after a crash: forked, not new
+            return self.prefork.start(pytest_args, handover, str(cwd), out, zygote)
 
     def start_worker(self, impl_file: Path, log: IO[bytes], public_only: bool, limits: Limits,
                      hide: Sequence[str]) -> tuple[Any, socket.socket]:

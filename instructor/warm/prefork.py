@@ -18,11 +18,15 @@ import signal
 import socket
 import subprocess
 import sys
+from typing import TYPE_CHECKING, Any
 
 from grader.handover import GivenHandover, Handover
 from grader.paths import REPO
 from instructor.warm import forkserver
 from instructor.warm.forkserver import Channel
+
+if TYPE_CHECKING:  # the proxy imports torch, which a client of the server need not
+    from grader.sandbox.proxy import WorkerStarter
 
 BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); from instructor.warm.prefork import serve; "
         "serve(int(sys.argv[2]))")
@@ -55,13 +59,17 @@ class Prefork(forkserver.Client):
                                                  env, REPO)
         super().__init__(channel, process)
 
-    def start(self, args: list, handover: Handover, cwd: str, stdout: int) -> ForkedProcess:
+    def start(self, args: list, handover: Handover, cwd: str, stdout: int,
+              zygote: socket.socket | None = None) -> ForkedProcess:
         """Fork a child running pytest.main(args) given handover, in cwd, stdout and stderr to the fd stdout;
-        the descriptors handover names are passed along and renumbered in the child."""
+        the descriptors handover names are passed along and renumbered in the child. zygote: a channel of
+        the child's own to the batch's zygote, which then forks the workers it starts again after a crash."""
         fds = handover.fds()
         names = sorted(fds)
-        request = {"args": args, "handover": handover.to_environ(), "cwd": str(cwd), "names": names}
-        return ForkedProcess(self.channel.request(request, [stdout, *(fds[n] for n in names)]))
+        request = {"args": args, "handover": handover.to_environ(), "cwd": str(cwd), "names": names,
+                   "zygote": zygote is not None}
+        passed = [stdout, *(fds[n] for n in names), *([zygote.fileno()] if zygote is not None else [])]
+        return ForkedProcess(self.channel.request(request, passed))
 
 
 def available() -> bool:
@@ -82,6 +90,7 @@ def _warm():
 
     import grader.plugin  # noqa: F401
     import grader.sandbox.undumpable  # noqa: F401
+    import instructor.warm.zygote  # noqa: F401 - a child's channel to the batch's zygote
 
     for name in (*(f"_pytest.{plugin}" for plugin in default_plugins), "pytest_jsonreport.plugin",
                  "pytest_metadata.plugin"):
@@ -105,13 +114,14 @@ def _run(request, fds):
         os.dup2(stdout, 1)
         os.dup2(stdout, 2)
         os.close(stdout)
+        start_worker = _zygote_starter(passed.pop()) if request["zygote"] else None
         numbers = dict(zip(request["names"], passed, strict=True))
         handover = Handover.from_environ(request["handover"]).renumbered(numbers)
         os.chdir(request["cwd"])
         import pytest
 
         sys.argv = ["pytest", *request["args"]]
-        code = pytest.main(request["args"], plugins=[GivenHandover(handover)])
+        code = pytest.main(request["args"], plugins=[GivenHandover(handover, start_worker)])
     except BaseException as error:
         print(f"grader: the forked pytest failed: {error!r}", file=sys.stderr)
     finally:
@@ -119,3 +129,35 @@ def _run(request, fds):
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(int(code))
+
+
+def _zygote_starter(fd: int) -> "WorkerStarter":
+    """A grader.sandbox.proxy.WorkerStarter that asks the zygote at the other end of the channel fd. Its
+    workers are this child's: the zygote kills them when the channel closes with the child."""
+    from instructor.warm.zygote import Zygote
+
+    zygote = Zygote.attached(socket.socket(fileno=fd))
+
+    def start_worker(impl_file, log, limits):
+        worker, sock = zygote.spawn(impl_file, log, limits)
+        return _StatusUnknown(worker), sock
+
+    return start_worker
+
+
+class _StatusUnknown:
+    """A zygote's worker as the proxy sees a process it cannot wait for (as grader.sandbox.proxy.AdoptedWorker):
+    poll() is always None. The zygote's child ends with SIGKILL whatever the student's code did, and a message
+    must not name a signal the code never had; stop() then always kills and waits, which frees the worker's slot."""
+
+    def __init__(self, worker: Any) -> None:
+        self.worker = worker
+
+    def poll(self) -> None:
+        return None
+
+    def kill(self) -> None:
+        self.worker.kill()
+
+    def wait(self) -> None:
+        self.worker.wait()

@@ -198,3 +198,39 @@ def test_a_worker_dies_with_the_channel_it_was_forked_for_and_the_zygote_serves_
     served, served_worker = student(classroom, "after-an-orphan", PROBE)
     assert served.identity()[0] != os.geteuid()
     end(served, served_worker)
+
+
+RESTARTED = '''
+import os as _os
+import sys as _sys
+
+def scaled_dot_product_attention(*args, **kwargs):
+    _os._exit(3)
+
+def attention_weights(*args, **kwargs):
+    raise ValueError(f"this worker's argv[0] is {_sys.argv[0]!r}")
+'''
+
+
+def test_a_batch_restarts_a_crashed_worker_from_its_zygote(tmp_path):
+    """After a crash the pytest child forked by the prefork server asks the batch's zygote for the next worker
+    (a new Python would import torch again): the workers that run attention_weights after sdpa's crashes are forks
+    of the zygote (its command line, not a plain start's boot_script.py). A crash names no exit status: the
+    zygote's child ends by SIGKILL whatever the code did (here os._exit(3))."""
+    from grader.grade import grade
+    from instructor.warm import warm_launcher
+    from tests.tooling.misbehaving import REFERENCE, at_import
+    from tests.tooling.small_checkout import small_tests, task_files
+
+    (tmp_path / "class" / "crashes").mkdir(parents=True)
+    (tmp_path / "class" / "crashes" / "attention.py").write_text(at_import(REFERENCE, RESTARTED))
+    tests = small_tests(tmp_path / "tests", task_files(("sdpa", "softmax_weights")))
+    with warm_launcher([str(tmp_path)]) as launcher:
+        assert launcher.zygote is not None and launcher.prefork is not None
+        report = grade(tmp_path / "class" / "crashes", "public", tests_dir=tests, launcher=launcher,
+                       syntax_scan=lambda source: [], partial=True)
+    crashed = [t for t in report.tests if t.task == "sdpa"]
+    after = [t for t in report.tests if t.task == "softmax_weights"]
+    assert crashed and all(t.score == 0 and "died while" in (t.message or "") for t in crashed)
+    assert not [t.message for t in crashed if "exit code" in (t.message or "")]
+    assert after and all("argv[0] is '-c'" in (t.message or "") for t in after), after[0].message
