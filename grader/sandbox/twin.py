@@ -107,15 +107,21 @@ def _become_pytest(control_fd: int, worker_fd: int, worker_pid: int) -> NoReturn
 
     with os.fdopen(control_fd, "rb") as control:
         request = json.loads(control.read())
-    # The pytest child's own environment (grader.run.child_env), as a new process's would be, before anything
-    # reads it: the worker's (its HOME a folder the worker's uid owns at the uid level, its PATH the default) is
-    # not for a process that holds the key. The one write of the environment in the grader
-    # (tests/tooling/test_structure.py).
-    os.environ.clear()
-    os.environ.update(request["env"])
-    tempfile.tempdir = None  # found again from TMPDIR
-    sys.dont_write_bytecode = True  # PYTHONDONTWRITEBYTECODE, which -I ignored at start
+    # The pytest child's own environment (grader.run.child_env): the worker's (its HOME a folder the worker's uid
+    # owns at the uid level, its PATH the default) is not for a process that holds the key.
+    take_environment(request["env"])
     handover = replace(Handover.from_environ(request["handover"]), worker_fd=worker_fd, worker_pid=worker_pid)
     os.chdir(request["cwd"])
     sys.argv = ["pytest", *request["args"]]
     raise SystemExit(pytest.main(request["args"], plugins=[GivenHandover(handover)]))
+
+
+def take_environment(env: dict[str, str]) -> None:
+    """Become what a new process started with env would be, before anything reads it: the parent of a twin
+    (its pytest child) and of a warm pair (instructor.warm.pair: its prefork server) started with the
+    environment of the process they forked. The one write of the environment in the grader and the instructor
+    tools (tests/tooling/test_structure.py)."""
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None  # found again from TMPDIR
+    sys.dont_write_bytecode = env.get("PYTHONDONTWRITEBYTECODE", "") != ""  # which -I ignored at start

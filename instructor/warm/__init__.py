@@ -20,6 +20,7 @@ from grader.handover import Handover
 from grader.launch import PLAIN_BATCH
 from grader.run import child_env
 from grader.sandbox.policy import Limits
+from instructor.warm import pair
 from instructor.warm.forkserver import Client
 from instructor.warm.prefork import Prefork
 from instructor.warm.prefork import available as prefork_available
@@ -67,12 +68,10 @@ def scratch_env(env: dict[str, str], scratch: str | None) -> dict[str, str]:
 def start_servers(hide: Sequence[str], scratch: str | None = None) -> list[Client]:
     """Where this machine allows: a zygote whose view also hides the folders in hide, and a prefork server
     (whose children's TMPDIR is scratch, where one is given)."""
-    servers: list[Client] = []
-    if zygote_available():
-        servers.append(Zygote(hide=hide))
-    if prefork_available():
-        servers.append(Prefork(env=scratch_env(child_env(), scratch)))
-    return servers
+    env = scratch_env(child_env(), scratch)
+    if zygote_available():  # where a zygote can run, a prefork server can: both from one import of torch
+        return list(pair.start(hide, env))
+    return [Prefork(env=env)] if prefork_available() else []
 
 
 def launcher_for(servers: Sequence[Client], scratch: str | None = None) -> WarmLauncher:

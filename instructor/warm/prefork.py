@@ -51,9 +51,10 @@ class Prefork(forkserver.Client):
 
     KIND = "prefork"
 
-    def __init__(self, env: dict | None = None, channel: Channel | None = None) -> None:
-        """env: start a server with that environment. channel: use a running server (Prefork.attached)."""
-        process = None
+    def __init__(self, env: dict | None = None, channel: Channel | None = None,
+                 process: subprocess.Popen | None = None) -> None:
+        """env: start a server with that environment. channel: use a running server (Prefork.attached), or the
+        one started as process (instructor.warm.pair), which closing this client ends."""
         if channel is None:
             process, channel = forkserver.launch(lambda fd: [sys.executable, "-c", BOOT, str(REPO), str(fd)],
                                                  env, REPO)

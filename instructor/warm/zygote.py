@@ -1,9 +1,11 @@
 """A sandboxed zygote: one process that has imported torch once, from which each student's worker is forked.
 
 `batch` (and each Dask worker host) grades many students; without a zygote every worker is a new Python
-that imports torch (about 2 CPU-seconds). The zygote is started like a worker's sandbox (`unshare`: PID,
-network, IPC, UTS and mount namespaces, and the same allow-list view, built by grader.sandbox.view.build),
-imports torch and the worker's modules, and then only forks.
+that imports torch (about 2 CPU-seconds). The zygote starts as a worker's sandbox does (PID, network, IPC, UTS
+and mount namespaces, and the same allow-list view, built by grader.sandbox.view.build), forked with the prefork
+server from one Python that imported torch (instructor.warm.pair); it imports the worker's modules, and then
+only forks. It imports its own code (instructor.warm) from the checkout before it builds its view, which holds
+grader/ alone, as every worker's does.
 It holds nothing secret: no key, no submission (each source arrives as a file descriptor that only the
 forked child reads), and it runs nothing a request sends.
 
@@ -16,8 +18,8 @@ ends the init by its parent-death signal, and the kernel then ends every process
 zygote kills the children of a channel that closes (its client ended), and exits when its last channel
 closes.
 
-    with Zygote(hide=[class_folder]) as zygote:      # the client: the process that runs the grades
-        worker, sock = zygote.spawn(impl_file, log, limits)  # as grader.sandbox.spawn.spawn_worker
+    zygote, prefork = pair.start(hide=[class_folder], prefork_env=child_env())  # the client: what grades
+    worker, sock = zygote.spawn(impl_file, log, limits)  # as grader.sandbox.spawn.spawn_worker
 """
 
 import contextlib
@@ -27,7 +29,6 @@ import select
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable
@@ -41,17 +42,13 @@ from grader.sandbox.boot_config import BootConfig
 from grader.sandbox.isolation import level
 from grader.sandbox.policy import DEFAULT, Limits
 from grader.sandbox.slots import Slot
-from grader.sandbox.spawn import sandboxed_python, worker_environment, worker_home
+from grader.sandbox.spawn import worker_environment, worker_home
 from grader.sandbox.view import View, build, mount_point, mount_scratch, plan
 from instructor.warm import forkserver
 from instructor.warm.forkserver import Channel, ServerGone
 
 STUDENT_NAMESPACES = (linux.CLONE_NEWNS | linux.CLONE_NEWUTS | linux.CLONE_NEWIPC | linux.CLONE_NEWPID
                       | linux.CLONE_NEWNET)
-# The zygote imports its own code (instructor.warm) from the checkout before it builds its view, which holds
-# grader/ alone, as every worker's does.
-BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); from instructor.warm.zygote import serve; "
-        "serve(sys.argv[2])")
 
 
 # -- the client side ---------------------------------------------------------------------------------
@@ -82,29 +79,16 @@ class ZygoteWorker(forkserver.Forked):
 
 
 class Zygote(forkserver.Client):
-    """Starts the zygote; spawn() asks it for one student's worker. Safe to use from several threads."""
+    """A client of the zygote (started with the prefork server, by instructor.warm.pair); spawn() asks it for one
+    student's worker. Safe to use from several threads."""
 
     KIND = "zygote"
 
-    def __init__(self, hide: Iterable[str | Path] = (), channel: Channel | None = None) -> None:
-        """hide: start a zygote that covers these folders too. channel: use a running one (Zygote.attached)."""
-        self.scratch: str | None = None
-        process = None
-        if channel is None:
-            process, channel = self._start(hide)
-        super().__init__(channel, process)
-
-    def _start(self, hide: Iterable[str | Path]) -> tuple[subprocess.Popen, Channel]:
-        view = plan(GRADER, [str(REPO), *map(str, hide)])
-        self.scratch = root = mount_point(view)
-        env = worker_environment(os.environ, worker_home("namespaces", root))  # each worker's, in its scratch
-        env.update(OMP_NUM_THREADS="1")
-
-        def argv(fd: int) -> list[str]:
-            config = {"fd": fd, "view": view.to_json(), "root": root}
-            return sandboxed_python("namespaces", ["-c", BOOT, str(GRADER.parent), json.dumps(config)])
-
-        return forkserver.launch(argv, env, root)
+    def __init__(self, channel: Channel, scratch: str | None = None) -> None:
+        """channel: to the zygote (from pair.start, or Zygote.attached). scratch: the folder its root is mounted
+        on, removed when this client closes (the client of the process that started it)."""
+        super().__init__(channel)
+        self.scratch = scratch
 
     def spawn(self, impl_file: str | Path, log: IO[bytes],
               limits: Limits = DEFAULT) -> tuple[ZygoteWorker, socket.socket]:
@@ -132,6 +116,16 @@ class Zygote(forkserver.Client):
         super().close()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def zygote_environment(hide: Iterable[str | Path]) -> tuple[View, str, dict[str, str]]:
+    """A zygote's view (the grader's allow-list, also hiding the folders in hide), the new folder its root is
+    mounted on, and its environment (each worker's, its home in the worker's scratch)."""
+    view = plan(GRADER, [str(REPO), *map(str, hide)])
+    root = mount_point(view)
+    env = worker_environment(os.environ, worker_home("namespaces", root))
+    env.update(OMP_NUM_THREADS="1")
+    return view, root, env
 
 
 def available() -> bool:

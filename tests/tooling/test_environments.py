@@ -412,9 +412,9 @@ def test_the_grading_process_starts_a_worker_only_where_no_other_students_run_is
     import grader.launch
     from grader.grade import grade as grade_in_process
     from grader.launch import PLAIN
+    from grader.run import child_env
     from instructor.gradebook import grade_folder
-    from instructor.warm import WarmLauncher
-    from instructor.warm.zygote import Zygote
+    from instructor.warm import WarmLauncher, pair
 
     shutil.copy(REPO / "solutions" / "attention.py", tmp_path / "attention.py")
     here: list[str] = []  # the workers started as children of this process (grader.sandbox.spawn)
@@ -428,7 +428,8 @@ def test_the_grading_process_starts_a_worker_only_where_no_other_students_run_is
     assert here == ["twin"]
     assert grade_folder(tmp_path, "public", 300, tests_dir=small_suite, launcher=WarmLauncher()).score == FULL
     assert here == ["twin"]  # batch without a zygote: the pytest child started it
-    with Zygote() as zygote:
+    zygote, prefork = pair.start([], child_env())
+    with prefork, zygote:
         forked: list[str] = []
         zygote_spawn = zygote.spawn
         monkeypatch.setattr(zygote, "spawn", lambda *args: forked.append("zygote") or zygote_spawn(*args))

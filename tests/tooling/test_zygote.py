@@ -1,6 +1,7 @@
 """Workers forked from the zygote (instructor.warm.zygote): the sandbox of a fresh worker, and nothing one student's
 worker does reaches the zygote or another student's worker."""
 
+import contextlib
 import os
 import textwrap
 import time
@@ -9,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from grader.paths import REPO
+from grader.run import child_env
 from grader.sandbox import cgroups, slots
 from grader.sandbox.errors import SubmissionCrashed, SubmissionTimeout
 from grader.sandbox.policy import Limits
 from grader.sandbox.proxy import Submission
-from instructor.warm import zygote
+from grader.sandbox.spawn import KEPT_VARIABLES
+from instructor.warm import pair, zygote
 from tests.tooling.test_sandbox import PROBE, assert_only_the_allow_list
 
 pytestmark = pytest.mark.skipif(not zygote.available(), reason="needs root, namespaces and pidfds (CI has them)")
@@ -30,10 +33,18 @@ ATTACKS = textwrap.dedent('''
 ''')
 
 
+@contextlib.contextmanager
+def started_zygote(hide):
+    """A zygote as batch starts it: with a prefork server, from one Python (instructor.warm.pair)."""
+    started, prefork = pair.start(hide, child_env())
+    with prefork, started:
+        yield started, prefork
+
+
 @pytest.fixture(scope="module")
 def classroom(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
-    with zygote.Zygote(hide=[root]) as started:
+    with started_zygote([root]) as (started, _):
         yield started, root
 
 
@@ -127,10 +138,9 @@ def test_a_worker_can_signal_neither_the_zygote_nor_a_classmate(classroom):
     with pytest.raises(ProcessLookupError):  # kill(-1) found no process it may signal
         attacker.kill_everything()
     assert classmate.own_pid() == 2
-    assert classroom[0].process.poll() is None
     end(attacker, attacker_worker)
     end(classmate, classmate_worker)
-    after, after_worker = student(classroom, "ivy", PROBE)
+    after, after_worker = student(classroom, "ivy", PROBE)  # the zygote lives on: it forks the next one
     assert after.own_pid() == 2
     end(after, after_worker)
 
@@ -147,21 +157,38 @@ def test_a_hung_worker_is_stopped_and_leaves_no_process_of_its_uid(classroom):
 
 
 def test_the_zygote_inherits_no_key_report_channel_or_worker_socket(tmp_path, monkeypatch):
+    """The zygote grows from the Python that becomes the prefork server (instructor.warm.pair): it holds the
+    workers' environment and its own channel, and nothing of the grader's or the prefork server's."""
     for name in ("GRADER_KEY_FD", "GRADER_REPORT_FD", "GRADER_WORKER_FD", "GRADER_WORKER_PID"):
         monkeypatch.setenv(name, "7")
-    with zygote.Zygote(hide=[tmp_path]) as started:
+    with started_zygote([tmp_path]) as (started, prefork):
         (tmp_path / "attention.py").write_text(PROBE)
         with open(tmp_path / "worker.log", "ab") as log:
             worker, sock = started.spawn(tmp_path / "attention.py", log)  # answered: the zygote is up
-        unshare = started.process.pid
-        children = Path(f"/proc/{unshare}/task/{unshare}/children").read_text().split()
-        environment = Path(f"/proc/{children[0]}/environ").read_bytes().split(b"\0")
+        pid = zygote_pid(prefork)
+        environment = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        held = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
         sock.close()
         worker.kill()
         worker.wait()
-    assert not [item for item in environment if item.startswith(b"GRADER_KEY") or item.startswith(b"GRADER_REPORT")
-                or item.startswith(b"GRADER_WORKER_")]
+    names = {item.split(b"=", 1)[0].decode() for item in environment if item}
+    assert names <= {*KEPT_VARIABLES, "PYTHONDONTWRITEBYTECODE", "PATH", "HOME", "TMPDIR"}, names
+    # its channel, and for a moment the pidfd of a child it forked, which it sends to the client
+    assert [target for fd, target in held.items() if fd > 2 and target != "anon_inode:[pidfd]"
+            and not target.startswith("socket:")] == []
+    assert len([fd for fd, target in held.items() if target.startswith("socket:")]) == 1
     assert os.environ["GRADER_KEY_FD"] == "7"
+
+
+def children_of(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def zygote_pid(prefork) -> int:
+    """The zygote's pid here: the child of the prefork server's first child (which made its namespaces), while
+    the server has forked no pytest child."""
+    (made_namespaces,) = children_of(prefork.process.pid)
+    return children_of(made_namespaces)[0]
 
 
 def test_batch_through_the_zygote_and_the_prefork_server_grades_as_a_plain_grade(tmp_path, reference_public,

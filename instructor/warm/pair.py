@@ -1,0 +1,115 @@
+"""Both warm servers from one import of torch, as grader.sandbox.twin starts a cold grade's two processes.
+
+A batch (and each Dask host) starts a zygote and a prefork server, and each imported torch (about a CPU-second
+each). The pair is one new Python, started isolated (-I) with the zygote's environment (the workers' allow-list)
+and nothing on its command line but the zygote's configuration and two descriptor numbers. It imports torch,
+then forks:
+
+- The child closes every descriptor but the zygote's channel, makes the namespaces `unshare` made for a plain
+  zygote start (PID, mount, network, IPC, UTS) and forks their PID 1, which mounts a fresh /proc and becomes the
+  zygote (instructor.warm.zygote.serve: its view, then its loop).
+- The parent reads the prefork server's environment from a pipe, only now, and becomes the prefork server
+  (instructor.warm.prefork.serve).
+
+So the zygote's memory holds torch and the grader's modules, as a plain start's does, and nothing of pytest's
+or of the prefork server's environment. What the fork leaves shared (the address layout, glibc's stack canary,
+CPython's hash secret) is what a twin start shares between a pytest child and its worker: the trust model of
+docs/grading.md. Killing the prefork server's process group ends the zygote with it.
+
+    zygote, prefork = start(hide=[class_folder], prefork_env=child_env())
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NoReturn
+
+from grader.paths import GRADER, REPO
+from grader.sandbox import boot, linux
+from grader.sandbox.boot import START_FAILED
+from instructor.warm.forkserver import Channel
+from instructor.warm.prefork import Prefork
+from instructor.warm.zygote import STUDENT_NAMESPACES, Zygote, zygote_environment
+
+BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from instructor.warm.pair import main; main(sys.argv[2:])"
+
+
+def start(hide: Iterable[str | Path], prefork_env: dict[str, str]) -> tuple[Zygote, Prefork]:
+    """A zygote whose view also hides the folders in hide, and a prefork server with prefork_env, from one
+    Python. The prefork client owns the process: closing it ends both."""
+    view, root, env = zygote_environment(hide)
+    zygote_ours, zygote_theirs = socket.socketpair()
+    prefork_ours, prefork_theirs = socket.socketpair()
+    control_read, control_write = os.pipe()
+    config = {"fd": zygote_theirs.fileno(), "view": view.to_json(), "root": root}
+    argv = [sys.executable, "-I", "-u", "-c", BOOT, str(GRADER.parent), json.dumps(config),
+            str(prefork_theirs.fileno()), str(control_read)]
+    try:
+        process = subprocess.Popen(argv, pass_fds=[zygote_theirs.fileno(), prefork_theirs.fileno(), control_read],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, env=env, cwd=root, start_new_session=True)
+    finally:
+        zygote_theirs.close()
+        prefork_theirs.close()
+        os.close(control_read)
+    with os.fdopen(control_write, "wb") as control:
+        control.write(json.dumps({"env": prefork_env, "cwd": str(REPO)}).encode())
+    return Zygote(Channel(zygote_ours), scratch=root), Prefork(channel=Channel(prefork_ours), process=process)
+
+
+# -- inside: the pair's one Python --------------------------------------------------------------------
+
+def main(argv: list[str]) -> NoReturn:
+    """argv: [the zygote's configuration (JSON), the prefork server's channel fd, the control pipe's fd]."""
+    config_text, prefork_fd, control_fd = argv[0], int(argv[1]), int(argv[2])
+    zygote_fd = json.loads(config_text)["fd"]
+    import torch  # noqa: F401 - the import both servers share
+
+    parent = os.getpid()
+    if os.fork() == 0:
+        try:
+            _become_zygote(config_text, zygote_fd, parent)
+        except BaseException as error:
+            print(f"sandbox: the pair's zygote could not start: {error!r}", file=sys.stderr, flush=True)
+        os._exit(START_FAILED)
+    os.close(zygote_fd)
+    _become_prefork(prefork_fd, control_fd)
+
+
+def _become_zygote(config_text: str, fd: int, parent: int) -> NoReturn:
+    """Close what is not the zygote's, make its namespaces (as `unshare --pid --fork --kill-child --mount
+    --mount-proc --net --ipc --uts` did) and serve from their PID 1."""
+    linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the prefork server ended before the signal was set
+        os._exit(START_FAILED)
+    boot.close_all_but(fd)
+    linux.unshare(STUDENT_NAMESPACES)
+    init = os.fork()
+    if init == 0:
+        from instructor.warm import zygote
+
+        linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+        linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+        linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
+        zygote.serve(config_text)
+    os.close(fd)
+    _, status = os.waitpid(init, 0)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def _become_prefork(fd: int, control_fd: int) -> NoReturn:
+    """Take the prefork server's environment and folder (as a new process would have them), then serve."""
+    from grader.sandbox.twin import take_environment
+    from instructor.warm import prefork
+
+    with os.fdopen(control_fd, "rb") as control:
+        request = json.loads(control.read())
+    take_environment(request["env"])
+    os.chdir(request["cwd"])
+    prefork.serve(fd)
+    os._exit(0)
