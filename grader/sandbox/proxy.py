@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import torch
 
@@ -75,9 +75,15 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
-#: starts a worker on a file, writing to a log, within limits: (its process, our end of its socket). The
-#: process has poll(), kill() and wait(), as a subprocess.Popen.
-WorkerStarter = Callable[[Path, IO[bytes], Limits], tuple[Any, socket.socket]]
+class WorkerStarter(Protocol):
+    """What starts this run's workers, where it is not a new process (a batch's zygote: instructor.warm)."""
+
+    def __call__(self, impl_file: Path, log: IO[bytes], limits: Limits) -> tuple[Any, socket.socket]:
+        """A worker on impl_file writing to log, within limits: (its process, with pid, poll(), kill() and
+        wait() as a subprocess.Popen's; our end of its socket). OSError: it could not be started."""
+
+    def gone(self) -> bool:
+        """Whether what forks the workers has ended: a worker that died with it did not crash."""
 
 
 class Submission:
@@ -234,6 +240,8 @@ class Submission:
                 time.sleep(0.2)
                 code = self.process.poll()
             self.stop()
+            if self.start_worker is not None and self.start_worker.gone():
+                raise SandboxFailed(f"the server that forks the workers ended while {doing}") from None
             tail = self.log_tail()
             how = "" if code is None else f"exit code {code}{'' if code >= 0 else ', killed by a signal'}: "
             raise SubmissionCrashed(

@@ -19,8 +19,10 @@ docs/grading.md. Killing the prefork server's process group ends the zygote with
     zygote, prefork = start(hide=[class_folder], prefork_env=child_env())
 """
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -49,16 +51,31 @@ def start(hide: Iterable[str | Path], prefork_env: dict[str, str]) -> tuple[Zygo
     config = {"fd": zygote_theirs.fileno(), "view": view.to_json(), "root": root}
     argv = [sys.executable, "-I", "-u", "-c", BOOT, str(GRADER.parent), json.dumps(config),
             str(prefork_theirs.fileno()), str(control_read)]
+    process = None
     try:
         process = subprocess.Popen(argv, pass_fds=[zygote_theirs.fileno(), prefork_theirs.fileno(), control_read],
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, env=env, cwd=root, start_new_session=True)
+        os.close(control_read)
+        control_read = -1
+        with os.fdopen(control_write, "wb") as control:
+            control_write = -1
+            control.write(json.dumps({"env": prefork_env, "cwd": str(REPO)}).encode())
+    except BaseException:  # nothing of a start that failed stays: no process, socket or folder
+        if process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        for fd in (control_read, control_write):
+            if fd >= 0:
+                os.close(fd)
+        zygote_ours.close()
+        prefork_ours.close()
+        shutil.rmtree(root, ignore_errors=True)
+        raise
     finally:
         zygote_theirs.close()
         prefork_theirs.close()
-        os.close(control_read)
-    with os.fdopen(control_write, "wb") as control:
-        control.write(json.dumps({"env": prefork_env, "cwd": str(REPO)}).encode())
     return Zygote(Channel(zygote_ours), scratch=root), Prefork(channel=Channel(prefork_ours), process=process)
 
 
@@ -70,10 +87,9 @@ def main(argv: list[str]) -> NoReturn:
     zygote_fd = json.loads(config_text)["fd"]
     import torch  # noqa: F401 - the import both servers share
 
-    parent = os.getpid()
     if os.fork() == 0:
         try:
-            _become_zygote(config_text, zygote_fd, parent)
+            _become_zygote(config_text, zygote_fd)
         except BaseException as error:
             print(f"sandbox: the pair's zygote could not start: {error!r}", file=sys.stderr, flush=True)
         os._exit(START_FAILED)
@@ -81,12 +97,11 @@ def main(argv: list[str]) -> NoReturn:
     _become_prefork(prefork_fd, control_fd)
 
 
-def _become_zygote(config_text: str, fd: int, parent: int) -> NoReturn:
+def _become_zygote(config_text: str, fd: int) -> NoReturn:
     """Close what is not the zygote's, make its namespaces (as `unshare --pid --fork --kill-child --mount
-    --mount-proc --net --ipc --uts` did) and serve from their PID 1."""
-    linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the prefork server ended before the signal was set
-        os._exit(START_FAILED)
+    --mount-proc --net --ipc --uts` did) and serve from their PID 1. It does not end with the prefork server (a
+    crash of one is no reason to kill every running student's worker): with its last channel, as a zygote does,
+    or with the process group, which closing the prefork server's client kills."""
     boot.close_all_but(fd)
     linux.unshare(STUDENT_NAMESPACES)
     init = os.fork()

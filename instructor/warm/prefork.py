@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from grader.handover import GivenHandover, Handover
 from grader.paths import REPO
 from instructor.warm import forkserver
-from instructor.warm.forkserver import Channel
+from instructor.warm.forkserver import Channel, ServerGone
 
 if TYPE_CHECKING:  # the proxy imports torch, which a client of the server need not
     from grader.sandbox.proxy import WorkerStarter
@@ -133,26 +133,42 @@ def _run(request, fds):
 
 
 def _zygote_starter(fd: int) -> "WorkerStarter":
-    """A grader.sandbox.proxy.WorkerStarter that asks the zygote at the other end of the channel fd. Its
-    workers are this child's: the zygote kills them when the channel closes with the child."""
+    """The run's WorkerStarter: the zygote at the other end of the channel fd forks its workers, which are this
+    child's: the zygote kills them when the channel closes with the child."""
     from instructor.warm.zygote import Zygote
 
-    zygote = Zygote.attached(socket.socket(fileno=fd))
+    return _ZygoteStarter(Zygote.attached(socket.socket(fileno=fd)))
 
-    def start_worker(impl_file, log, limits):
-        worker, sock = zygote.spawn(impl_file, log, limits)
+
+class _ZygoteStarter:
+    def __init__(self, zygote: Any) -> None:
+        self.zygote = zygote
+
+    def __call__(self, impl_file, log, limits):
+        try:
+            worker, sock = self.zygote.spawn(impl_file, log, limits)
+        except ServerGone as error:  # the start failed: retried, then the grader's error (never the student's)
+            raise OSError(f"the batch's zygote: {error}") from None
         return _StatusUnknown(worker), sock
 
-    return start_worker
+    def gone(self) -> bool:
+        """Whether the zygote closed our channel (it ended): the channel reads as at its end."""
+        control = self.zygote.channel.control
+        try:
+            return bool(select.select([control], [], [], 0)[0]) and control.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
 
 class _StatusUnknown:
     """A zygote's worker as the proxy sees a process it cannot wait for (as grader.sandbox.proxy.AdoptedWorker):
     poll() is always None. The zygote's child ends with SIGKILL whatever the student's code did, and a message
-    must not name a signal the code never had; stop() then always kills and waits, which frees the worker's slot."""
+    must not name a signal the code never had; stop() then always kills and waits, which frees the worker's slot.
+    pid: the zygote's child, whose tree's waits for a CPU the call timeouts do not charge (grader.sandbox.clock)."""
 
     def __init__(self, worker: Any) -> None:
         self.worker = worker
+        self.pid = worker.pid
 
     def poll(self) -> None:
         return None

@@ -3,6 +3,7 @@ worker does reaches the zygote or another student's worker."""
 
 import contextlib
 import os
+import signal
 import textwrap
 import time
 from pathlib import Path
@@ -171,15 +172,57 @@ def test_the_zygote_inherits_no_key_report_channel_or_worker_socket(tmp_path, mo
     assert os.environ["GRADER_KEY_FD"] == "7"
 
 
+SPINS_IN_SDPA = '''
+def scaled_dot_product_attention(*args, **kwargs):
+    for _ in range(10 ** 9):
+        pass
+'''
+
+
+def test_a_zygote_that_ends_mid_grade_is_a_grader_error_not_a_crash_of_the_students(tmp_path):
+    """Its workers end with it, mid-call: the student's code did not crash, so no test is failed for it; the
+    run is the grader's error, which batch grades again."""
+    import threading
+
+    from grader.grade import grade
+    from grader.run import GraderError
+    from grader.sandbox.policy import Limits
+    from instructor.warm import warm_launcher
+    from tests.tooling.misbehaving import REFERENCE, at_import
+    from tests.tooling.small_checkout import small_tests, task_files
+
+    (tmp_path / "class" / "spins").mkdir(parents=True)
+    (tmp_path / "class" / "spins" / "attention.py").write_text(at_import(REFERENCE, SPINS_IN_SDPA))
+    tests = small_tests(tmp_path / "tests", task_files(("sdpa",)))
+    with warm_launcher([str(tmp_path)]) as launcher:
+        threading.Timer(3.0, os.kill, (zygote_pid(launcher.prefork), signal.SIGKILL)).start()
+        with pytest.raises(GraderError, match="ended while running scaled_dot_product_attention"):
+            grade(tmp_path / "class" / "spins", "public", tests_dir=tests, launcher=launcher, partial=True,
+                  syntax_scan=lambda source: [], limits=Limits(call_seconds=30.0))
+
+
+def zygote_in(pid: int) -> int | None:
+    """The zygote, if pid is the process that made its namespaces: its child in another PID namespace."""
+    with contextlib.suppress(OSError):  # a process that ended meanwhile
+        for child in children_of(pid):
+            if os.readlink(f"/proc/{child}/ns/pid") != os.readlink(f"/proc/{pid}/ns/pid"):
+                return child
+    return None
+
+
 def children_of(pid: int) -> list[int]:
     return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
-def zygote_pid(prefork) -> int:
-    """The zygote's pid here: the child of the prefork server's first child (which made its namespaces), while
-    the server has forked no pytest child."""
-    (made_namespaces,) = children_of(prefork.process.pid)
-    return children_of(made_namespaces)[0]
+def zygote_pid(prefork, seconds: float = 30.0) -> int:
+    """The zygote's pid here, once the pair has forked it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = [pid for pid in map(zygote_in, children_of(prefork.process.pid)) if pid is not None]
+        if found:
+            return found[0]
+        time.sleep(0.05)
+    raise AssertionError("the pair forked no zygote")
 
 
 def test_batch_through_the_zygote_and_the_prefork_server_grades_as_a_plain_grade(tmp_path, reference_public,
@@ -252,3 +295,23 @@ def test_a_batch_restarts_a_crashed_worker_from_its_zygote(tmp_path):
     assert crashed and all(t.score == 0 and "died while" in (t.message or "") for t in crashed)
     assert not [t.message for t in crashed if "exit code" in (t.message or "")]
     assert after and all("argv[0] is '-c'" in (t.message or "") for t in after), after[0].message
+
+
+def test_a_worker_a_pytest_child_restarts_is_timed_as_its_first_one(classroom, tmp_path):
+    """A restart through the child's own channel (instructor.warm.prefork) gives the clock the zygote's child,
+    as the first worker does: the time its tree waits for a CPU is not charged to the student's calls."""
+    from grader.sandbox import clock
+    from instructor.warm.prefork import _zygote_starter
+
+    started, _ = classroom
+    start_worker = _zygote_starter(started.channel.attach().detach())
+    (tmp_path / "attention.py").write_text(PROBE)
+    with open(tmp_path / "worker.log", "ab") as log:
+        process, sock = start_worker(tmp_path / "attention.py", log, Limits())
+    try:
+        assert clock.tree_waits(process) is not None
+        assert process.poll() is None and not start_worker.gone()
+    finally:
+        sock.close()
+        process.kill()
+        process.wait()
