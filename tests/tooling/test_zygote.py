@@ -195,10 +195,27 @@ def test_a_zygote_that_ends_mid_grade_is_a_grader_error_not_a_crash_of_the_stude
     (tmp_path / "class" / "spins" / "attention.py").write_text(at_import(REFERENCE, SPINS_IN_SDPA))
     tests = small_tests(tmp_path / "tests", task_files(("sdpa",)))
     with warm_launcher([str(tmp_path)]) as launcher:
-        threading.Timer(3.0, os.kill, (zygote_pid(launcher.prefork), signal.SIGKILL)).start()
+        threading.Thread(target=kill_once_a_worker_spins, args=(zygote_pid(launcher.prefork),), daemon=True).start()
         with pytest.raises(GraderError, match="ended while running scaled_dot_product_attention"):
             grade(tmp_path / "class" / "spins", "public", tests_dir=tests, launcher=launcher, partial=True,
                   syntax_scan=lambda source: [], limits=Limits(call_seconds=30.0))
+
+
+def kill_once_a_worker_spins(zygote: int, seconds: float = 120.0) -> None:
+    """SIGKILL the zygote once a process it forked has used a CPU-second (the loop in sdpa runs)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pending, cpu = [zygote], []
+        while pending:
+            pid = pending.pop()
+            with contextlib.suppress(OSError):
+                pending += children_of(pid)
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                cpu.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") if pid != zygote else 0)
+        if max(cpu, default=0) >= 1.0:
+            os.kill(zygote, signal.SIGKILL)
+            return
+        time.sleep(0.1)
 
 
 def zygote_in(pid: int) -> int | None:
