@@ -64,9 +64,12 @@ install-host: install
 # reference-full-marks and stubs-zero are for instructors at a glance: in CI their grades are tooling's
 # test_gradescope (cold, every suite, on the path Gradescope runs) and make mutants (warm, split by suite).
 CHECKS := lint tooling sandbox-user mutants
+# Inside check, one pytest worker and one mutants grading more than the cores: many tooling tests wait (on a
+# timeout, a child process, a server's start), and the extra one fills those waits.
+CHECK_JOBS = $(shell echo $$(( $(JOBS) + 1 )))
 # (--output-sync needs GNU make 4; macOS's make 3.81 interleaves the lines instead)
 check:
-	$(MAKE) --jobs=2 $(if $(filter 3.%,$(MAKE_VERSION)),,--output-sync=target) $(CHECKS)
+	$(MAKE) --jobs=2 $(if $(filter 3.%,$(MAKE_VERSION)),,--output-sync=target) $(CHECKS) JOBS=$(CHECK_JOBS)
 
 stubs: $(PY)
 	$(PY) -m instructor stubs
@@ -76,8 +79,9 @@ lint: $(PY)
 	$(PY) -m ruff check grader instructor
 	$(PY) -m mypy
 
-# --durations: where CI's time goes, in every CI log (the slowest 25 tests); -n: one pytest worker per core,
-# a file's tests on one worker, so that its module fixtures (a batch of the fresh corpus, a checkout) are made once
+# --durations: where CI's time goes, in every CI log (the slowest 25 tests); -n: one pytest worker per core (in
+# check, one more), a file's tests on one worker, so that its module fixtures (a batch of the fresh corpus, a
+# checkout) are made once
 tooling: $(PY)
 	$(PY) -m pytest tests/tooling -q -p no:cacheprovider --durations=25 -n $(JOBS) --dist loadfile
 
