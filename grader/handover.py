@@ -9,12 +9,15 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from grader.paths import Env
 from grader.sandbox.policy import Limits, limits_from
+
+if TYPE_CHECKING:  # a type only: the proxy imports torch, which the grader's own process never does
+    from grader.sandbox.proxy import WorkerStarter
 
 #: the fields that are file descriptors, and the variable each travels in
 FD_FIELDS = {"key_fd": Env.KEY_FD, "report_fd": Env.REPORT_FD, "worker_fd": Env.WORKER_FD}
@@ -83,7 +86,7 @@ class Handover:
 
 
 HANDOVER = pytest.StashKey[Handover]()
-WORKER_STARTER = pytest.StashKey[Any]()  # a grader.sandbox.proxy.WorkerStarter
+WORKER_STARTER = pytest.StashKey["WorkerStarter"]()
 
 
 class GivenHandover:
@@ -92,7 +95,7 @@ class GivenHandover:
     start_worker: how the run starts a worker again after one crashed (a batch's zygote:
     instructor.warm.prefork); by default a new process."""
 
-    def __init__(self, handover: Handover, start_worker: Any = None) -> None:
+    def __init__(self, handover: Handover, start_worker: "WorkerStarter | None" = None) -> None:
         self.handover = handover
         self.start_worker = start_worker
 

@@ -29,6 +29,7 @@ import signal
 import socket
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
 from typing import NoReturn
 
@@ -74,20 +75,7 @@ def _become_worker(config: BootConfig, log_fd: int, parent: int) -> NoReturn:
     boot.close_all_but(config.fd)
 
     if config.level == "namespaces":
-        linux.unshare(NAMESPACES)
-        init = os.fork()
-        if init == 0:  # PID 1 of the new namespaces, as `unshare --fork --kill-child --mount-proc` makes it
-            try:
-                linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
-                linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
-                linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
-            except BaseException as error:
-                print(f"sandbox: could not be built: {error!r}", file=sys.stderr, flush=True)
-                os._exit(START_FAILED)
-            boot.start(config)
-        os.close(config.fd)
-        _, status = os.waitpid(init, 0)
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        run_in_namespaces(config.fd, lambda: boot.start(config))
     if config.level == "uid":
         boot.start(config)
     if config.level == "none":
@@ -97,6 +85,28 @@ def _become_worker(config: BootConfig, log_fd: int, parent: int) -> NoReturn:
         worker.main([str(config.fd), str(config.impl), config.warm, str(config.limits.address_space_mb)])
         os._exit(0)
     raise ValueError(f"no twin start at the {config.level} level")
+
+
+def run_in_namespaces(fd: int, init: Callable[[], object]) -> NoReturn:
+    """What the plain start's `unshare --pid --fork --kill-child --mount --mount-proc --net --ipc --uts` does:
+    make the namespaces, and run init() as their PID 1 (root made private, a fresh /proc), which dies with this
+    process. This one closes fd (init's alone), waits, and exits with init's status. The twin's worker and
+    instructor.warm.pair's zygote start so."""
+    linux.unshare(NAMESPACES)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+            linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+            linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
+        except BaseException as error:
+            print(f"sandbox: could not be built: {error!r}", file=sys.stderr, flush=True)
+            os._exit(START_FAILED)
+        init()
+        os._exit(0)
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
 def _become_pytest(control_fd: int, worker_fd: int, worker_pid: int) -> NoReturn:

@@ -79,6 +79,14 @@ class Channel:
             raise ServerGone(f"the server is gone ({error})") from None
         return reply, received
 
+    def ended(self) -> bool:
+        """Whether the server closed this channel (it ended): the socket reads as at its end."""
+        try:
+            return bool(select.select([self.control], [], [], 0)[0]) and \
+                self.control.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
     def close(self) -> None:
         self.control.close()
 

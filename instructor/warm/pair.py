@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import NoReturn
 
 from grader.paths import GRADER, REPO
-from grader.sandbox import boot, linux
+from grader.sandbox import boot
 from grader.sandbox.boot import START_FAILED
+from grader.sandbox.twin import run_in_namespaces
 from instructor.warm.forkserver import Channel
 from instructor.warm.prefork import Prefork
-from instructor.warm.zygote import STUDENT_NAMESPACES, Zygote, zygote_environment
+from instructor.warm.zygote import Zygote, serve, zygote_environment
 
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from instructor.warm.pair import main; main(sys.argv[2:])"
 
@@ -98,23 +99,12 @@ def main(argv: list[str]) -> NoReturn:
 
 
 def _become_zygote(config_text: str, fd: int) -> NoReturn:
-    """Close what is not the zygote's, make its namespaces (as `unshare --pid --fork --kill-child --mount
-    --mount-proc --net --ipc --uts` did) and serve from their PID 1. It does not end with the prefork server (a
-    crash of one is no reason to kill every running student's worker): with its last channel, as a zygote does,
-    or with the process group, which closing the prefork server's client kills."""
+    """Close what is not the zygote's, make its namespaces as a plain start's `unshare` did, and serve from their
+    PID 1. It does not end with the prefork server (a crash of one is no reason to kill every running student's
+    worker): with its last channel, as a zygote does, or with the process group, which closing the prefork
+    server's client kills."""
     boot.close_all_but(fd)
-    linux.unshare(STUDENT_NAMESPACES)
-    init = os.fork()
-    if init == 0:
-        from instructor.warm import zygote
-
-        linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
-        linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
-        linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
-        zygote.serve(config_text)
-    os.close(fd)
-    _, status = os.waitpid(init, 0)
-    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    run_in_namespaces(fd, lambda: serve(config_text))
 
 
 def _become_prefork(fd: int, control_fd: int) -> NoReturn:

@@ -152,12 +152,7 @@ class _ZygoteStarter:
         return _StatusUnknown(worker), sock
 
     def gone(self) -> bool:
-        """Whether the zygote closed our channel (it ended): the channel reads as at its end."""
-        control = self.zygote.channel.control
-        try:
-            return bool(select.select([control], [], [], 0)[0]) and control.recv(1, socket.MSG_PEEK) == b""
-        except OSError:
-            return True
+        return self.zygote.channel.ended()
 
 
 class _StatusUnknown:

@@ -43,15 +43,13 @@ from grader.sandbox.isolation import level
 from grader.sandbox.policy import DEFAULT, Limits
 from grader.sandbox.slots import Slot
 from grader.sandbox.spawn import worker_environment, worker_home
+from grader.sandbox.twin import NAMESPACES
 from grader.sandbox.view import View, build, mount_point, mount_scratch, plan
 from instructor.warm import forkserver
 from instructor.warm.forkserver import Channel, ServerGone
 
-STUDENT_NAMESPACES = (linux.CLONE_NEWNS | linux.CLONE_NEWUTS | linux.CLONE_NEWIPC | linux.CLONE_NEWPID
-                      | linux.CLONE_NEWNET)
-
-
 # -- the client side ---------------------------------------------------------------------------------
+
 
 class ZygoteWorker(forkserver.Forked):
     """A worker forked by the zygote, reached through the pidfd of the zygote's child that is its ancestor
@@ -177,7 +175,7 @@ def _child(request: dict, fds: list[int], view: View) -> NoReturn:
         os.close(log_fd)
         with os.fdopen(source_fd, "rb") as handle:
             source = handle.read()
-        linux.unshare(STUDENT_NAMESPACES)
+        linux.unshare(NAMESPACES)  # the plain start's (grader.sandbox.twin)
         init = os.fork()
         if init == 0:
             _init(request, worker_fd, source, view)
