@@ -70,6 +70,8 @@ class Policy:
     string_imports: frozenset[str]
     builtins: frozenset[str]
     trusted_names: frozenset[str]
+    from_data: frozenset[str]  # names that turn data into attribute names
+    from_data_why: str
 
 
 @lru_cache(maxsize=8)
@@ -96,6 +98,8 @@ def policy_of(lab: Lab = LAB) -> Policy:
         builtins=frozenset(data["builtins_allowed"]["names"]) | (_EXCEPTION_CLASSES if data["builtins_allowed"][
             "exception_classes"] else frozenset()),
         trusted_names=frozenset(data["name_calls"]["functions"]) | frozenset(data["builtins_allowed"]["trusted"]),
+        from_data=frozenset(data["attributes_refused"].get("names_from_data", ())),
+        from_data_why=data["attributes_refused"].get("names_from_data_why", ""),
     )
 
 
@@ -447,7 +451,9 @@ class _Check:
             if name not in self.policy.dunders:
                 self.add(node, f"{shown} (a dunder that reaches Python's internals)")
         elif name in self.policy.reserved:
-            self.add(node, f"{shown} (reserved: {_why_reserved(name, self.policy)})")
+            own = (f"; {IMPL_NAME} defines a {name} of its own, but the name is reserved on every object (the scan "
+                   "cannot tell which object an attribute is read from): rename yours") if name in self.own else ""
+            self.add(node, f"{shown} (reserved: {_why_reserved(name, self.policy)}{own})")
         elif name.startswith("_") and name not in self.policy.reviewed_private and (
                 name not in self.own or name in self.policy.torch_private):
             why = ("a private name of torch's or Python's" if name in self.policy.torch_private
@@ -871,6 +877,8 @@ class _Check:
 def _why_reserved(name: str, policy: Policy) -> str:
     if any(part in name.lower() for part in policy.kernel_parts):
         return f"{LAB.forbidden['what']}: {LAB.forbidden['instead']}"
+    if name in policy.from_data:
+        return policy.from_data_why
     if name.startswith("_"):
         return "a private name of torch or Python"
     return "it reaches Python's or torch's internals, files or code loading"

@@ -73,7 +73,7 @@ def _plain(value: object) -> bool:
 
 def _refused(policy: dict[str, Any]) -> set[str]:
     lists = policy["attributes_refused"]
-    refused = {name for key in ("interpreter", "loaders", "torch_routes") for name in lists[key]}
+    refused = {name for key in ("interpreter", "loaders", "torch_routes", "names_from_data") for name in lists[key]}
     return refused | set(policy["builtins_refused"]) | set(policy["name_calls"]["functions"])
 
 
@@ -305,9 +305,12 @@ def handout_table(policy: dict[str, Any]) -> str:
          "`F.multi_head_attention_forward`, ...); routes below torch's public API "
          f"({_code(refused['torch_routes'][:8])}, private state and C functions such as `torch._C`); "
          f"loading code or files ({_code(refused['loaders'][:4])}); the interpreter's internals "
-         f"({_code(refused['interpreter'][:4])}, frames); any other dunder; a private name (`_x`) that "
+         f"({_code(refused['interpreter'][:4])}, frames); what turns data into attribute names "
+         f"({_code(refused['names_from_data'])}: its keys); any other dunder; a private name (`_x`) that "
          "attention.py does not define, or that torch defines too (`torch._import_dotted_name`); "
-         "`.type()` given a string"),
+         "`.type()` with anything but torch's own name (`x.type(torch.float64)`; for a variable, `x.to(dtype)`). "
+         "A reserved name is refused on every object, your own too: the scan cannot tell which object an "
+         "attribute is read from (name a method of yours `attend`, not `scaled_dot_product_attention`)"),
     ]
     lines = [BEGIN, "", "| | you may use | refused before your code runs |", "|---|---|---|"]
     lines += [f"| {what} | {allowed} | {refused_text} |" for what, allowed, refused_text in rows]

@@ -508,6 +508,21 @@ def _recorded_while_graded(original, what):
     return recorded
 
 
+# The dunders the lab's code may name (lab/allowed-use.json): any other set on a module is a hook into Python's
+# machinery set by a name made at run time (copy.copy calls an instance's own __reduce_ex__), which the syntax
+# scan refuses in the source; this refuses it however it is reached.
+DUNDERS = frozenset(LAB.policy["dunders"])
+
+
+@_installed
+def _module_setattr(original):
+    def checked(self, name, value):
+        if name.startswith("__") and name.endswith("__") and name not in DUNDERS:
+            _refuse(f"setting the attribute {name} of a module")
+        return original(self, name, value)
+    return checked
+
+
 FOREIGN_STORAGE = "a tensor on memory torch did not allocate ({what}) is refused in this lab's code"
 
 
@@ -685,6 +700,7 @@ def install() -> None:
         setattr(torch.Tensor, name, _only_outside_graded_calls(getattr(torch.Tensor, name), what))
     for name in ("from_numpy", "from_dlpack"):
         setattr(torch, name, _only_outside_graded_calls(getattr(torch, name), f"torch.{name}"))
+    torch.nn.Module.__setattr__ = _module_setattr(torch.nn.Module.__setattr__)  # type: ignore[method-assign]
     _thread.start_new_thread = threading._start_new_thread = _detached(_no_threads)  # type: ignore[attr-defined]  # private, not in typeshed
     _posixsubprocess.fork_exec = _detached(_no_processes)
     _keep_the_counter_in_place()

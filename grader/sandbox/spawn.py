@@ -32,7 +32,7 @@ from grader.sandbox.isolation import (
 )
 from grader.sandbox.policy import DEFAULT, Limits
 from grader.sandbox.slots import Slot
-from grader.sandbox.view import HOME, SCRATCH, mount_point, plan
+from grader.sandbox.view import HOME, SCRATCH, mount_point, plan, worker_reads
 
 # The files the worker's command lines run, in isolated mode (-I): each makes this grader importable and calls
 # one main(argv), so the start is followed by import. The init's, at a sandboxed level: grader.sandbox.boot.main;
@@ -100,7 +100,7 @@ def boot_config(impl_file: str | os.PathLike[str], fd: int, chosen: str, limits:
     try:
         view, root, scratch = None, None, None
         if chosen in VIEW_LEVELS:
-            view = plan(GRADER, secrets(impl_file, hide))
+            view = plan(worker_reads(), secrets(impl_file, hide))
             folder = root = mount_point(view)
         else:  # the uid level: no view; a scratch folder other uids can enter, outside TMPDIR
             folder = scratch = tempfile.mkdtemp(prefix="grader-scratch-", dir=scratch_base())

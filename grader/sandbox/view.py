@@ -26,6 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.lab import LAB
+from grader.paths import GRADER
 from grader.sandbox import linux
 
 
@@ -91,11 +93,17 @@ def _links_on_the_way(path: Path) -> list[tuple[str, str]]:
     return links
 
 
-def plan(grader_dir: Path, secrets: Iterable[str | Path] = (), system: Iterable[str] | None = None) -> View:
-    """The view for a worker that runs this interpreter and imports grader_dir; secrets stay hidden."""
+def worker_reads() -> tuple[Path, ...]:
+    """What a worker reads besides its interpreter: grader/, which it imports, and the lab's description (lab/,
+    public: it ships to every student), whose files the guard reads (grader.sandbox.exposure.needed)."""
+    return GRADER, LAB.folder
+
+
+def plan(reads: Iterable[Path], secrets: Iterable[str | Path] = (), system: Iterable[str] | None = None) -> View:
+    """The view for a worker that runs this interpreter and reads the folders in reads; secrets stay hidden."""
     wanted: list[Path] = []
     links: list[tuple[str, str]] = []
-    for name in (sys.prefix, sys.base_prefix, str(grader_dir), *interpreter_paths(),
+    for name in (sys.prefix, sys.base_prefix, *map(str, reads), *interpreter_paths(),
                  *(system_paths() if system is None else system)):
         path = Path(os.path.abspath(name))
         if not os.path.exists(path):

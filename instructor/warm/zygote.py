@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, NoReturn
 
-from grader.paths import GRADER, REPO
+from grader.paths import REPO
 from grader.sandbox import linux
 from grader.sandbox.boot import START_FAILED, run_init
 from grader.sandbox.boot_config import BootConfig
@@ -44,7 +44,7 @@ from grader.sandbox.policy import DEFAULT, Limits
 from grader.sandbox.slots import Slot
 from grader.sandbox.spawn import worker_environment, worker_home
 from grader.sandbox.twin import NAMESPACES
-from grader.sandbox.view import View, build, mount_point, mount_scratch, plan
+from grader.sandbox.view import View, build, mount_point, mount_scratch, plan, worker_reads
 from instructor.warm import forkserver
 from instructor.warm.forkserver import Channel, ServerGone
 
@@ -119,7 +119,7 @@ class Zygote(forkserver.Client):
 def zygote_environment(hide: Iterable[str | Path]) -> tuple[View, str, dict[str, str]]:
     """A zygote's view (the grader's allow-list, also hiding the folders in hide), the new folder its root is
     mounted on, and its environment (each worker's, its home in the worker's scratch)."""
-    view = plan(GRADER, [str(REPO), *map(str, hide)])
+    view = plan(worker_reads(), [str(REPO), *map(str, hide)])
     root = mount_point(view)
     env = worker_environment(os.environ, worker_home("namespaces", root))
     env.update(OMP_NUM_THREADS="1")

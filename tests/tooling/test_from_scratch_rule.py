@@ -77,6 +77,17 @@ def test_torch_ao_quantizable_attention_behind_the_labs_names_earns_no_mha_point
 
 
 @needs_namespaces
+def test_a_dunder_set_on_a_module_by_a_key_is_refused_behind_the_scan(tmp_path):
+    """The scan refuses nn.ParameterDict (its keys become attribute names); behind it, the guard refuses any dunder
+    outside the lab's list set on a module, which is how copy.copy would call a module's own __reduce_ex__."""
+    source = redteam_submission("module_dunder_by_a_key")
+    assert "ParameterDict" in str(scan(source))
+    report = grade_submission(tmp_path, "module_dunder", source, behind_the_scan=True, tasks=("scores",))
+    assert report.score == 0
+    assert any("setting the attribute __reduce_ex__ of a module" in (test.message or "") for test in report.tests)
+
+
+@needs_namespaces
 def test_masked_softmax_gains_nothing_over_the_reference(tmp_path):
     assert grade_submission(tmp_path, "masked_softmax", redteam_submission("masked_softmax"), "all").score < 100
 

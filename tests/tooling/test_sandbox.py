@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from grader.logtail import LOG_TAIL_BYTES, read_tail
-from grader.paths import GRADER, REPO
+from grader.paths import REPO
 from grader.sandbox import cgroups, slots
 from grader.sandbox import isolation as sandbox
 from grader.sandbox.errors import RefusedInSubmission, SubmissionError
 from grader.sandbox.policy import DEFAULT, MB
 from grader.sandbox.proxy import Submission
-from grader.sandbox.view import DEVICES, plan
+from grader.sandbox.view import DEVICES, plan, worker_reads
 
 pytestmark = pytest.mark.skipif(sandbox.level() != "namespaces", reason="needs root and namespaces (CI has both)")
 
@@ -108,7 +108,7 @@ PROBE = textwrap.dedent('''
 def allowed_view() -> tuple[set[str], set[str]]:
     """(the folders and files the worker may see, with everything below them; the whole skeleton that
     holds them: those, their ancestors and the recreated links)."""
-    view = plan(GRADER)
+    view = plan(worker_reads())
     roots = {*view.read_only, "/proc", view.scratch, *(f"/dev/{device}" for device in DEVICES)}
     skeleton = {"/"} | roots | {link for link, _ in view.links}
     for root in roots:
