@@ -6,7 +6,8 @@ tolist(), torch.tensor(), so a Python loop over the values grows the count), `la
 storage an operation newly created, or the largest tensor it filled in place or through out=: views reuse
 their input's memory and are not counted), `op_shapes` ([op, shape A, shape B] of each matrix product, A and B
 being the multiplied operands; a broadcast elementwise product is one too) and `multiply_adds` (their total
-multiply-add count).
+multiply-add count) and `created_on` (by device type, the most elements of a tensor an operation newly created
+there: a tensor built on the CPU and then moved to the device asked for shows up on "cpu").
 
 Both a TorchFunctionMode (every Python-level spelling of a forbidden function: torch.nn.functional's,
 aliases, torch._C._nn, torch.ops.aten) and a TorchDispatchMode (calls made
@@ -99,6 +100,7 @@ class CallStats:
     op_shapes: list[list[Any]] = field(default_factory=list)  # [op name, shape A, shape B]
     multiply_adds: int = 0
     written: dict[int, int] = field(default_factory=dict)  # storage -> bytes written into it in place or by out=
+    created_on: dict[str, int] = field(default_factory=dict)  # device type -> most elements of a new tensor there
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +110,7 @@ class CallStats:
             "largest_bytes": self.largest_bytes,
             "op_shapes": self.op_shapes[:2000],
             "multiply_adds": self.multiply_adds,
+            "created_on": dict(self.created_on),
         }
 
 
@@ -182,6 +185,9 @@ class _DispatchCounter(TorchDispatchMode):
                 pointer = _storage_ptr(leaf)
                 if pointer is not None and pointer not in inputs:
                     stats.largest_bytes = max(stats.largest_bytes, leaf.untyped_storage().nbytes())
+                if not pointer or pointer not in inputs:  # meta tensors have no memory: each may be new
+                    device = leaf.device.type
+                    stats.created_on[device] = max(stats.created_on.get(device, 0), leaf.numel())
         partial = _PARTIAL_WRITES.get(func.overloadpacket)
         if partial is not None:  # it writes some entries of self only: those are what it fills
             _count_filled(stats, args[0], partial(args) * args[0].element_size())

@@ -383,12 +383,13 @@ class Measurement:
     op_shapes: list[list]
     multiply_adds: int
     args_after: list[torch.Tensor | None]  # each positional argument after the call (None: not a tensor)
+    created_on: dict[str, int]  # device type -> most elements of a tensor an operation newly created there
 
     @classmethod
     def from_reply(cls, reply: dict) -> "Measurement":
         stats = reply["stats"]
         return cls(stats["op_count"], stats["largest_bytes"], stats["op_shapes"], stats["multiply_adds"],
-                   reply["args_after"])
+                   reply["args_after"], stats["created_on"])
 
 
 class _Remote:

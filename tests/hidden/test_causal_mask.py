@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tests.support.depends import builds_on  # noqa: F401  (autouse)
-from tests.support.feedback import call, check_tensor, expect_raises, fail
+from tests.support.feedback import call, call_measured, check_built_on, check_tensor, expect_raises, fail
 from tests.support.mistakes import check_causal_mask
 
 pytestmark = pytest.mark.task("causal_mask")
@@ -20,17 +20,18 @@ def test_causal_mask_is_the_lower_triangle_for_several_lengths(submission):
 @pytest.mark.points(2)
 def test_causal_mask_is_created_on_the_requested_device(submission):
     """causal_mask(T, device=...) is the lower triangle on that device (values checked with device='cpu',
-    the device with device='meta')."""
+    the device with device='meta', where every tensor it builds is built)."""
     got = call(submission.causal_mask, "causal_mask(5, device='cpu')", 5, device="cpu")
     check_causal_mask(got, 5)
     label = "causal_mask(5, device='meta')"
-    got = call(submission.causal_mask, label, 5, device="meta")
+    got, measured = call_measured(submission, submission.causal_mask, label, 5, device="meta")
     check_tensor(got, label, shape=(5, 5), layout="[T, T]")
     if got.device.type != "meta":
         fail(f"{label} returned a tensor on {got.device}, expected the 'meta' device.\n"
              "Hint: pass device=device to the tensor factory (torch.ones(..., device=device)).")
     if got.dtype != torch.bool:
         fail(f"{label} has dtype {got.dtype}, expected torch.bool.")
+    check_built_on(measured, label, "meta", "Hint: pass device=device to every tensor factory it calls.")
 
 
 @pytest.mark.points(1)

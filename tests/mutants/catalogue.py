@@ -183,6 +183,13 @@ CATALOGUE = (
          "    ones = torch.ones(seq_len, seq_len, dtype=torch.bool)  # (T, T)"),
         cause="device argument is not used",
     ),
+    mutant(
+        "causal_mask_built_then_moved", "causal_mask", True,
+        "The mask is built on the CPU, then moved to the device asked for.",
+        ("    ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)  # (T, T)",
+         "    ones = torch.ones(seq_len, seq_len, dtype=torch.bool).to(device)  # (T, T)"),
+        cause="tensor factory without device=device",
+    ),
     # -- softmax_weights ------------------------------------------------------------------------
     mutant(
         "softmax_wrong_dim", "softmax_weights", True,

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tests.support.depends import builds_on  # noqa: F401  (autouse)
-from tests.support.feedback import call, check_tensor, expect_raises, fail
+from tests.support.feedback import call, call_measured, check_built_on, check_tensor, expect_raises, fail
 from tests.support.mistakes import check_causal_mask
 
 pytestmark = pytest.mark.task("causal_mask")
@@ -37,11 +37,11 @@ def test_causal_mask_longer_than_1024(submission):
 @pytest.mark.points(1)
 def test_causal_mask_on_the_meta_device(submission):
     """causal_mask(6, device='cpu') is the lower triangle, and causal_mask(6, device='meta') a bool [6, 6] tensor on
-    the meta device: every tensor it builds is built on `device` (a meta tensor has no values; mixing it with one
-    built on the CPU fails or lands on the CPU)."""
+    the meta device, built there from the start: every tensor it builds is built on `device` (none on the CPU
+    moved over)."""
     check_causal_mask(call(submission.causal_mask, "causal_mask(6, device='cpu')", 6, device="cpu"), 6)
     label = "causal_mask(6, device='meta')"
-    got = call(submission.causal_mask, label, 6, device="meta")
+    got, measured = call_measured(submission, submission.causal_mask, label, 6, device="meta")
     check_tensor(got, label, shape=(6, 6), layout="[T, T]")
     if got.device.type != "meta":
         fail(f"{label} returned a tensor on {got.device}, expected the 'meta' device.\n"
@@ -50,3 +50,5 @@ def test_causal_mask_on_the_meta_device(submission):
              "torch.arange(..., device=device)).")
     if got.dtype != torch.bool:
         fail(f"{label} has dtype {got.dtype}, expected torch.bool.")
+    check_built_on(measured, label, "meta", "Likely cause: a tensor factory without device=device (torch.arange(T) "
+                   "or torch.ones(T, T), then .to(device)): pass device=device to each one.")

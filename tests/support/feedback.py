@@ -382,6 +382,17 @@ def call_measured(submission, function, label, *args, hint=None, **kwargs):
     return call(submission.measure, label, function, *args, hint=hint, **kwargs)
 
 
+def check_built_on(measured, label, device, advice):
+    """Fail when the measured call built a tensor of more than one element on a device other than `device`
+    (a 0-dim tensor may be a number torch wrapped itself)."""
+    elsewhere = {where: size for where, size in measured.created_on.items() if where != device and size > 1}
+    if elsewhere:
+        where, size = max(elsewhere.items(), key=lambda item: item[1])
+        fail(f"{label} built a tensor of {size} elements on the {where} device, then returned one on {device!r}: "
+             f"every tensor it builds must be built on `device` (on a GPU, one built on the CPU is copied over).\n"
+             + advice)
+
+
 def raised(make, expected=()):
     """The exception make() raises, or None. The stubs' NotImplementedError passes through, unless it is
     also one of the expected exceptions."""

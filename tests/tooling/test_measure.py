@@ -27,6 +27,10 @@ def product_by_broadcast(a, b, how):
     return torch.nn.functional.conv1d(a[:, :, None], b.T[:, :, None])[:, :, 0]
 
 
+def built_then_moved(n, device):
+    return torch.arange(n).to(device)
+
+
 def write_one_position(buffer, row, how):
     # row written into position 3 of buffer [N, 8], made before the call, the way `how` names
     position = torch.tensor([3])
@@ -91,3 +95,10 @@ def test_writing_one_position_of_a_buffer_counts_that_position_not_the_buffer(su
 def test_filling_a_whole_buffer_counts_the_buffer(submission):
     _, measured = submission.measure(submission.write_one_position, torch.zeros(1000, 8), torch.ones(1, 8), "fill")
     assert measured.largest_bytes == 1000 * 8 * 4
+
+
+def test_measure_reports_the_devices_the_call_built_tensors_on(submission):
+    """A tensor built on the CPU, then moved to the device asked for, shows on both."""
+    value, measured = submission.measure(submission.built_then_moved, 5, "meta")
+    assert value.device.type == "meta"
+    assert measured.created_on == {"cpu": 5, "meta": 5}
