@@ -8,8 +8,8 @@ import torch
 from tests.support import inputs, oracle
 from tests.support.depends import builds_on  # noqa: F401  (autouse)
 from tests.support.efficiency import assert_no_loops, counted, shape_text
-from tests.support.feedback import assert_close, fail
-from tests.support.tiled import HINT, OUT_DIMS, multiply_adds_without_and_with_causal, run
+from tests.support.feedback import fail
+from tests.support.tiled import HINT, OUT_DIMS, assert_close_tiled, multiply_adds_without_and_with_causal, run
 
 pytestmark = pytest.mark.task("tiled")
 
@@ -26,7 +26,7 @@ def test_tiled_float64_with_an_additive_mask_a_scale_and_tq_different_from_tk(su
         text = (f"tiled_attention(q [2, 2, {q_len}, 8], k [2, 2, {k_len}, 8], v, mask=float_mask, "
                 f"is_causal={causal}, scale={scale}, block_size=8) in float64")
         got = run(submission, text, q, k, v, mask=mask, is_causal=causal, scale=scale, block_size=8)
-        assert_close(got, oracle.output(q, k, v, mask=mask, is_causal=causal, scale=scale), text, OUT_DIMS,
+        assert_close_tiled(got, oracle.output(q, k, v, mask=mask, is_causal=causal, scale=scale), text, OUT_DIMS,
                      hint="a float mask is ADDED to the block's scores (mask[..., s:e]); with is_causal both "
                           "apply; the scale multiplies q . k; keep the inputs' dtype for every running tensor",
                      mistakes={"the float mask is ignored":
@@ -44,7 +44,7 @@ def test_tiled_with_a_bool_mask_and_rows_or_blocks_with_no_allowed_key(submissio
     mask = inputs.random_bool_mask(2, 3, 20, 45, salt=403)
     text = "tiled_attention(q, k, v, mask=bool_mask [2, 3, 20, 45], block_size=16)"
     got = run(submission, text, q, k, v, mask=mask, block_size=16)
-    assert_close(got, oracle.output(q, k, v, mask=mask), text, OUT_DIMS,
+    assert_close_tiled(got, oracle.output(q, k, v, mask=mask), text, OUT_DIMS,
                  hint="take the mask's columns s:e for key block [s, e) (mask[..., s:e]) and fill the "
                       "blocked scores with -inf before the exponentials",
                  mistakes={"the bool mask is inverted: True means ALLOWED": oracle.output(q, k, v, mask=~mask),
@@ -57,14 +57,14 @@ def test_tiled_with_a_bool_mask_and_rows_or_blocks_with_no_allowed_key(submissio
     mask[:, :, 2, 8:24] = False  # row 2: blocks 1 and 2 allow nothing, blocks 0, 3, 4 do
     text = "tiled_attention(q, k, v, mask=bool_mask, block_size=8) with fully blocked rows and blocks"
     got = run(submission, text, q, k, v, mask=mask, block_size=8)
-    assert_close(got, oracle.output(q, k, v, mask=mask), text, OUT_DIMS,
+    assert_close_tiled(got, oracle.output(q, k, v, mask=mask), text, OUT_DIMS,
                  hint="where a row's running max is still -inf, subtract 0 instead of it (exp(-inf - -inf) is "
                       "NaN); carry m = max(m, block max) so that a blocked block keeps m; divide by l only "
                       "where l > 0")
     padding = inputs.padding_mask([40, 0], 40)
     text = "tiled_attention(q, k, v, mask=padding_mask [2, 1, 1, 40], block_size=8) where batch item 1 has no key"
     got = run(submission, text, q, k, v, mask=padding, block_size=8)
-    assert_close(got, oracle.output(q, k, v, mask=padding), text, OUT_DIMS,
+    assert_close_tiled(got, oracle.output(q, k, v, mask=padding), text, OUT_DIMS,
                  hint="a [B, 1, 1, Tk] mask broadcasts: slice its last dim only; a row with no key gives zeros")
 
 
@@ -82,7 +82,7 @@ def test_tiled_stays_exact_when_the_scores_span_hundreds(submission):
         fail(f"{text} has {int(bad.sum())} NaN or inf entries of {bad.numel()}, first at "
              f"{[int(i) for i in bad.nonzero()[0]]}.\nHint: m_new must be max(m, block max), never the block's "
              "own max alone: exp(m - m_new) then stays <= 1 and exp(s - m_new) <= 1, so nothing overflows.")
-    assert_close(got, oracle.output(q, k, v), text, OUT_DIMS, hint=HINT)
+    assert_close_tiled(got, oracle.output(q, k, v), text, OUT_DIMS, hint=HINT)
 
 
 @pytest.mark.points(1)
@@ -95,7 +95,7 @@ def test_tiled_works_for_every_block_size(submission):
         for block_size in (1, 7, 20, 64):
             text = f"tiled_attention(q, k, v, is_causal={causal}, block_size={block_size}) with T = 20"
             got = run(submission, text, q, k, v, is_causal=causal, block_size=block_size)
-            assert_close(got, expected, text, OUT_DIMS,
+            assert_close_tiled(got, expected, text, OUT_DIMS,
                          hint="loop with range(0, Tk, block_size) and end = min(start + block_size, Tk): the last "
                               "block may be shorter, and a block may be larger than T")
 
@@ -118,7 +118,7 @@ def test_tiled_loops_over_key_blocks_only(submission):
             text = f"tiled_attention(..., is_causal={causal}, block_size=16) at {shape_text(names, shape)}"
             got, ops = counted(submission, submission.tiled_attention, text, q, k, v, is_causal=causal,
                                block_size=16)
-            assert_close(got, oracle.output(q, k, v, is_causal=causal), text, OUT_DIMS, hint=HINT)
+            assert_close_tiled(got, oracle.output(q, k, v, is_causal=causal), text, OUT_DIMS, hint=HINT)
             return ops
 
         base = count(base_shape, 418)

@@ -85,7 +85,9 @@ def test_sdpa_is_causal_is_top_left_aligned_when_tq_differs_from_tk(submission):
     for q_len, k_len, salt in ((3, 7, 22), (7, 3, 23), (1, 6, 35)):
         q, k, v = inputs.qkv(lead=(2, 2), q_len=q_len, k_len=k_len, d=8, salt=salt)
         label = f"scaled_dot_product_attention(q [2, 2, {q_len}, 8], k [2, 2, {k_len}, 8], v, is_causal=True)"
-        hint = "build the causal mask with shape [Tq, Tk]: torch.ones(Tq, Tk, dtype=torch.bool).tril()"
+        hint = ("build the causal mask with shape [Tq, Tk]: torch.ones(Tq, Tk, dtype=torch.bool).tril()" if q_len > 1
+                else "a single query is query 0: it sees key 0 only, so is_causal applies at Tq = 1 too (do not skip "
+                     "it there, and align the mask to the top-left: tril(), not tril(Tk - Tq))")
         got = run_causal(submission, label, q, k, v, oracle.sdpa(q, k, v), hint=hint)
         compare_pair(got, oracle.sdpa(q, k, v, is_causal=True), label, causal_mistakes(q, k, v), hint=hint)
 

@@ -6,8 +6,15 @@ import torch
 
 from tests.support import inputs, oracle
 from tests.support.depends import builds_on  # noqa: F401  (autouse)
-from tests.support.feedback import assert_close, fail
-from tests.support.tiled import HINT, OUT_DIMS, multiply_adds_without_and_with_causal, run, run_measured
+from tests.support.feedback import fail
+from tests.support.tiled import (
+    HINT,
+    OUT_DIMS,
+    assert_close_tiled,
+    multiply_adds_without_and_with_causal,
+    run,
+    run_measured,
+)
 
 pytestmark = pytest.mark.task("tiled")
 MIB = 2 ** 20
@@ -51,7 +58,7 @@ def test_tiled_matches_torch_without_a_mask(submission):
     q, k, v = inputs.qkv(lead=(2, 3), q_len=100, k_len=100, d=16, dv=12, salt=400)
     text = "tiled_attention(q, k, v, block_size=32) with Tq = Tk = 100"
     got = run(submission, text, q, k, v, block_size=32)
-    assert_close(got, oracle.output(q, k, v), text, OUT_DIMS, layout="[B, H, Tq, dv]", hint=HINT,
+    assert_close_tiled(got, oracle.output(q, k, v), text, OUT_DIMS, layout="[B, H, Tq, dv]", hint=HINT,
                  mistakes=block_slips(q, k, v, 32))
 
 
@@ -62,7 +69,7 @@ def test_tiled_matches_torch_with_is_causal(submission):
     text = "tiled_attention(q, k, v, is_causal=True, block_size=16) with T = 70"
     got = run(submission, text, q, k, v, is_causal=True, block_size=16)
     wrong_diagonal = torch.ones(70, 70, dtype=torch.bool).tril(-1)
-    assert_close(got, oracle.output(q, k, v, is_causal=True), text, OUT_DIMS,
+    assert_close_tiled(got, oracle.output(q, k, v, is_causal=True), text, OUT_DIMS,
                  hint="inside key block [s, e), query i may see key j only when j <= i: block the piece "
                       "where the key positions (arange(s, e)) exceed the query positions",
                  mistakes={"each query's own key (the diagonal) is blocked: allow j <= i, block only j > i":
@@ -81,7 +88,7 @@ def test_tiled_never_creates_a_tq_by_tk_matrix(submission):
         text = f"tiled_attention(q, k, v, is_causal={causal}, block_size=64) at B=1, H=2, T=1024, d=16"
         got, measured = run_measured(submission, text, q, k, v, is_causal=causal, block_size=64)
         largest = measured.largest_bytes
-        assert_close(got, oracle.output(q, k, v, is_causal=causal), text, OUT_DIMS, hint=HINT)
+        assert_close_tiled(got, oracle.output(q, k, v, is_causal=causal), text, OUT_DIMS, hint=HINT)
         if largest > 4 * block:
             fail(f"{text}: your largest intermediate was {largest / MIB:.2f} MiB; a Tq x Tk score matrix is "
                  f"{full / MIB:.0f} MiB and one [B, H, Tq, block_size] block of scores {block / MIB:.2f} MiB "
@@ -125,7 +132,7 @@ def test_tiled_with_scores_in_the_hundreds_and_blocked_rows_and_blocks(submissio
                 "scores from about -210 to 240, key block 0 blocked and query 4 blocked")
         got = run(submission, text, q, k, v, mask=mask, is_causal=causal, block_size=11)
         allowed = mask & torch.ones(21, 45, dtype=torch.bool).tril() if causal else mask
-        assert_close(got, oracle.output(q, k, v, mask=mask, is_causal=causal), text, OUT_DIMS,
+        assert_close_tiled(got, oracle.output(q, k, v, mask=mask, is_causal=causal), text, OUT_DIMS,
                      blocked=~allowed.any(-1, keepdim=True),
                      hint="m' = max(m, block max), never the block's own max alone; where m' is still -inf (only "
                           "blocked keys so far) subtract 0 instead (-inf - -inf is NaN); divide by l only where l > 0")

@@ -187,7 +187,8 @@ def nan_hint(nan, blocked):
             "(subtract the row max first).")
 
 
-def assert_close(got, expected, name, dims=None, layout=None, hint=None, mistakes=None, cause=None, blocked=None):
+def assert_close(got, expected, name, dims=None, layout=None, hint=None, mistakes=None, cause=None, blocked=None,
+                 nan_advice=None):
     """Fail with the worst entry unless got matches expected within the dtype's tolerance.
 
     mistakes: {explanation: what a known mistake returns}; the failure names the one that explains got
@@ -221,7 +222,7 @@ def assert_close(got, expected, name, dims=None, layout=None, hint=None, mistake
     if nan.any():
         first = nan.nonzero()[0]
         fail(f"{name} is NaN at {where(first, dims)} ({int(nan.sum())} NaN entries); expected "
-             f"{_number(expected64[tuple(first)])}.\nHint: {nan_hint(nan, blocked)}")
+             f"{_number(expected64[tuple(first)])}.\nHint: {nan_advice or nan_hint(nan, blocked)}")
     if blocked is not None and not bool(blocked.expand_as(got)[tuple(index)]):
         hint = open_row_hint(got64, expected64, index)  # the worst entry's row has allowed keys: not a blocked-row fix
     fail(text + (f"\nHint: {hint}" if hint else ""))
