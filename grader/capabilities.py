@@ -508,19 +508,26 @@ class _Check:
             name = node.args[1] if len(node.args) > 1 else None
             if isinstance(name, ast.Constant) and isinstance(name.value, str) and not node.keywords:
                 self.name_call_callees.add(id(func))
-                self.attribute(node, name.value, f"{func.id}() of ")
-                if func.id == "getattr" and name.value == "__class__":
-                    self.class_of(node, "getattr(x, '__class__')")
+                self.named_by_a_call(node, func.id, name.value)
             elif isinstance(name, ast.Name) and (self.scope_of[id(name)], name.id) in self.loops and not node.keywords:
                 self.name_call_callees.add(id(func))
                 for value in sorted(self.loops[self.scope_of[id(name)], name.id]):
-                    self.attribute(node, value, f"{func.id}() of ")
-                    if func.id == "getattr" and value == "__class__":
-                        self.class_of(node, "getattr(x, '__class__')")
+                    self.named_by_a_call(node, func.id, value)
             else:
                 self.name_call_callees.add(id(func))
                 self.add(node, f"{func.id}() with a name that is not a string literal or a loop over literals "
                               "(write obj.name)")
+
+    def named_by_a_call(self, node: ast.Call, function: str, name: str) -> None:
+        """getattr(x, name) and its kin, with a literal name: the rules of x.name apply; a method whose string
+        argument the scan reads only where it is called as x.name(...) (format's template, type's module name) may
+        not be taken this way."""
+        self.attribute(node, name, f"{function}() of ")
+        if function == "getattr" and name == "__class__":
+            self.class_of(node, "getattr(x, '__class__')")
+        if function == "getattr" and name in self.policy.string_imports | {"format", "format_map"}:
+            self.add(node, f"getattr() of {name!r} (its string argument is checked only in a direct call: write "
+                           f"x.{name}(...))")
 
     def class_of(self, node: ast.expr, shown: str) -> None:
         """node reads an object's class (shown): refused unless the class is only read for its name, compared

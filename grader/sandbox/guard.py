@@ -34,8 +34,10 @@ import _thread
 import builtins
 import contextlib
 import ctypes  # noqa: F401  (imported before install(), so that importing it again is refused)
+import dataclasses
 import functools
 import importlib
+import keyword
 import math
 import re
 import sys
@@ -529,6 +531,23 @@ def _module_setattr(original):
     return checked
 
 
+# dataclasses pastes each field's name into the source of the methods it execs (__init__, __repr__, __eq__): a
+# Field renamed to anything but a plain name would run as code. The syntax scan keeps Field objects out of reach;
+# this refuses the rename however one is reached.
+_IS_KEYWORD = keyword.iskeyword
+
+
+@_installed
+def _field_setattr(original):
+    def checked(self, name, value):
+        if name == "name" and value is not None and not (  # None: a Field not yet given its class's name
+                isinstance(value, str) and value.isidentifier() and not _IS_KEYWORD(value)
+                and not (value.startswith("__") and value not in DUNDERS)):
+            _refuse("naming a dataclass field other than by a plain name")
+        return original(self, name, value)
+    return checked
+
+
 FOREIGN_STORAGE = "a tensor on memory torch did not allocate ({what}) is refused in this lab's code"
 
 
@@ -707,6 +726,7 @@ def install() -> None:
     for name in ("from_numpy", "from_dlpack"):
         setattr(torch, name, _only_outside_graded_calls(getattr(torch, name), f"torch.{name}"))
     torch.nn.Module.__setattr__ = _module_setattr(torch.nn.Module.__setattr__)  # type: ignore[method-assign]
+    dataclasses.Field.__setattr__ = _field_setattr(object.__setattr__)  # type: ignore[method-assign]
     _thread.start_new_thread = threading._start_new_thread = _detached(_no_threads)  # type: ignore[attr-defined]  # private, not in typeshed
     _posixsubprocess.fork_exec = _detached(_no_processes)
     _keep_the_counter_in_place()

@@ -88,6 +88,17 @@ def test_a_dunder_set_on_a_module_by_a_key_is_refused_behind_the_scan(tmp_path):
 
 
 @needs_namespaces
+def test_a_dataclass_field_renamed_to_code_is_refused(tmp_path):
+    """dataclasses execs source holding each field's name: the guard refuses a Field named other than by a plain
+    name, however the Field was reached (here from a plain class body, which the scan lets through)."""
+    report = grade_submission(tmp_path, "field_name", redteam_submission("dataclass_field_from_a_plain_class"),
+                              tasks=("scores",))
+    messages = " ".join(test.message or "" for test in report.tests)
+    assert report.score == 0 and "ATTACK RAN" not in messages, messages[:500]
+    assert "naming a dataclass field other than by a plain name" in messages
+
+
+@needs_namespaces
 def test_masked_softmax_gains_nothing_over_the_reference(tmp_path):
     assert grade_submission(tmp_path, "masked_softmax", redteam_submission("masked_softmax"), "all").score < 100
 
