@@ -197,8 +197,8 @@ def _restricted_private(policy: dict[str, Any]) -> set[str]:
     for module_name, listed in restricted_names(policy).items():
         module = importlib.import_module(module_name)
         values = [module, *(getattr(module, name) for name in listed if hasattr(module, name))]
-        for value in values:
-            names |= {name for name in dir(value) if _is_private(name)}
+        for value in values:  # a class's attributes include its metaclass's (Enum._convert_ is EnumType's)
+            names |= {name for name in (*dir(value), *dir(type(value))) if _is_private(name)}
             defined_in = sys.modules.get(_origin(value)) if not isinstance(value, types.ModuleType) else value
             path = getattr(defined_in, "__file__", None)
             if isinstance(path, str) and path.endswith(".py"):
@@ -223,7 +223,8 @@ def _torch_private() -> set[str]:
                 if _is_private(name):
                     names.add(name)
                 if isinstance(value, type) and _origin(value).split(".")[0] == "torch":
-                    names |= {attribute for attribute, _ in _own(value) if _is_private(attribute)}
+                    owned = (*_own(value), *_own(type(value)))  # a class's attributes include its metaclass's
+                    names |= {attribute for attribute, _ in owned if _is_private(attribute)}
     for cls in (torch.Tensor, torch.nn.Module):  # what they inherit from torch._C
         names |= {name for name in dir(cls) if _is_private(name)}
     return names
