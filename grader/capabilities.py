@@ -325,6 +325,29 @@ def _scope_of(root: ast.AST) -> dict[int, int]:
     return scopes
 
 
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _binds_literals(loop: ast.For | ast.comprehension, name: str) -> bool:
+    """loop is `for name in (literal strings)`."""
+    return isinstance(loop.target, ast.Name) and loop.target.id == name and isinstance(
+        loop.iter, (ast.Tuple, ast.List, ast.Set)) and bool(loop.iter.elts) and all(
+        isinstance(item, ast.Constant) and isinstance(item.value, str) for item in loop.iter.elts)
+
+
+def _comprehension_binds(comprehension: ast.AST, child: ast.AST, name: str) -> bool:
+    """child, a part of comprehension, sees name bound by one of its loops over literal strings: child is the
+    element or a later loop (the first loop's iterable is evaluated outside the comprehension)."""
+    generators = comprehension.generators  # type: ignore[attr-defined]
+    elements = [getattr(comprehension, part) for part in ("elt", "key", "value") if hasattr(comprehension, part)]
+    for index, generator in enumerate(generators):
+        if child is generator:  # the loop's own iterable (or, not binding the name, its conditions)
+            return False
+        if _binds_literals(generator, name):
+            return any(child is part for part in (*generators[index + 1:], *elements))
+    return False
+
+
 def _literal_loops(nodes: list[ast.AST], scope_of: dict[int, int]) -> dict[tuple[int, str], set[str]]:
     """(scope, name) of the names a scope binds only as the variable of loops over literal strings (for name
     in ("w_q", "w_k")), with those strings: getattr(self, name) in that scope then reads only them.
@@ -372,17 +395,17 @@ class _Check:
         self.own = _defined(nodes)
         self.scope_of = _scope_of(nodes[0])
         self.loops = _literal_loops(nodes, self.scope_of)
+        self.parent = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
         for node in nodes:  # setattr(obj, name, value) for name in literals assigns each obj.literal
             if isinstance(node, ast.Call) and _called_name(node) in ("setattr", "delattr") and len(node.args) > 1:
                 variable = node.args[1]
                 if isinstance(variable, ast.Name):
-                    self.own |= self.loops.get((self.scope_of[id(variable)], variable.id), set())
+                    self.own |= self.loop_values(variable) or set()
         self.found: list[Finding] = []
         self.name_call_callees: set[int] = set()
         self.type_callees = {id(node.func) for node in nodes if isinstance(node, ast.Call)
                              and isinstance(node.func, ast.Name) and node.func.id == "type"
                              and len(node.args) == 1 and not node.keywords}
-        self.parent = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
         self.classes_only = _classes_only(nodes)
         self.type_variables = _type_variables(nodes)
         self.class_scopes = {id(node) for node in nodes if isinstance(node, ast.ClassDef)}
@@ -509,14 +532,37 @@ class _Check:
             if isinstance(name, ast.Constant) and isinstance(name.value, str) and not node.keywords:
                 self.name_call_callees.add(id(func))
                 self.named_by_a_call(node, func.id, name.value)
-            elif isinstance(name, ast.Name) and (self.scope_of[id(name)], name.id) in self.loops and not node.keywords:
+            elif isinstance(name, ast.Name) and self.loop_values(name) and not node.keywords:
                 self.name_call_callees.add(id(func))
-                for value in sorted(self.loops[self.scope_of[id(name)], name.id]):
+                for value in sorted(self.loop_values(name) or ()):
                     self.named_by_a_call(node, func.id, value)
             else:
                 self.name_call_callees.add(id(func))
                 self.add(node, f"{func.id}() with a name that is not a string literal or a loop over literals "
                               "(write obj.name)")
+
+    def loop_values(self, name: ast.Name) -> set[str] | None:
+        """The literal strings name holds where it is read, when that read lies inside the body of the loop over
+        them that is the name's only binding in its scope (for n in ("a", "b"): ... getattr(x, n) ..., or a
+        comprehension's element, conditions and later loops), with no scope between: there the name can hold
+        nothing else. None elsewhere (a class body's nested comprehension reads the module's name instead)."""
+        values = self.loops.get((self.scope_of[id(name)], name.id))
+        if not values:
+            return None
+        child: ast.AST = name
+        while (node := self.parent.get(id(child))) is not None:
+            in_body = isinstance(node, ast.For) and any(child is statement for statement in node.body)
+            if in_body and _binds_literals(node, name.id):  # type: ignore[arg-type]
+                return values
+            if isinstance(node, ast.comprehension) and _binds_literals(node, name.id) and any(
+                    child is condition for condition in node.ifs):
+                return values
+            if isinstance(node, COMPREHENSIONS):
+                return values if _comprehension_binds(node, child, name.id) else None
+            if isinstance(node, SCOPES):
+                return None
+            child = node
+        return None
 
     def named_by_a_call(self, node: ast.Call, function: str, name: str) -> None:
         """getattr(x, name) and its kin, with a literal name: the rules of x.name apply; a method whose string
