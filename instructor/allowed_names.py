@@ -307,7 +307,7 @@ def handout_table(policy: dict[str, Any]) -> str:
          f"({_code(refused['torch_routes'][:8])}, private state and C functions such as `torch._C`); "
          f"loading code or files ({_code(refused['loaders'][:4])}); the interpreter's internals "
          f"({_code(refused['interpreter'][:4])}, frames); what turns data into attribute names "
-         f"({_code(refused['names_from_data'])}: its keys); any other dunder; a private name (`_x`) that "
+         f"({_code(refused['names_from_data'])}: their keys); any other dunder; a private name (`_x`) that "
          "attention.py does not define, or that torch defines too (`torch._import_dotted_name`); "
          "`.type()` with anything but torch's own name (`x.type(torch.float64)`; for a variable, `x.to(dtype)`). "
          "A reserved name is refused on every object, your own too: the scan cannot tell which object an "
