@@ -364,6 +364,7 @@ def _literal_loops(nodes: list[ast.AST], scope_of: dict[int, int]) -> dict[tuple
             loops.setdefault(key, set()).update(item.value for item in node.iter.elts)  # type: ignore[attr-defined]
             targets.add(id(node.target))
     bound_otherwise: set[tuple[int, str]] = set()  # every other way Python binds a name, in its scope
+    declared: set[str] = set()  # names a global or nonlocal statement rebinds from a nested scope
     for node in nodes:
         scope = scope_of[id(node)]
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in targets:
@@ -377,11 +378,12 @@ def _literal_loops(nodes: list[ast.AST], scope_of: dict[int, int]) -> dict[tuple
         elif isinstance(node, (ast.Global, ast.Nonlocal)):  # the name is then another scope's: never a loop's
             bound_otherwise.update((scope, name) for name in node.names)
             bound_otherwise.update((id(nodes[0]), name) for name in node.names)
+            declared.update(node.names)  # whichever enclosing scope owns it, a nested scope rebinds it
         elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
             bound_otherwise.add((scope, node.name))
         elif isinstance(node, ast.MatchMapping) and node.rest:
             bound_otherwise.add((scope, node.rest))
-    return {key: values for key, values in loops.items() if key not in bound_otherwise}
+    return {key: values for key, values in loops.items() if key not in bound_otherwise and key[1] not in declared}
 
 
 class _Check:
