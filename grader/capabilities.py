@@ -357,9 +357,8 @@ def _literal_loops(nodes: list[ast.AST], scope_of: dict[int, int]) -> dict[tuple
     loops: dict[tuple[int, str], set[str]] = {}
     targets: set[int] = set()
     for node in nodes:
-        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) and isinstance(
-                node.iter, (ast.Tuple, ast.List, ast.Set)) and all(
-                isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.iter.elts):
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) and _binds_literals(
+                node, node.target.id):
             key = (scope_of[id(node.target)], node.target.id)
             loops.setdefault(key, set()).update(item.value for item in node.iter.elts)  # type: ignore[attr-defined]
             targets.add(id(node.target))
@@ -534,9 +533,9 @@ class _Check:
             if isinstance(name, ast.Constant) and isinstance(name.value, str) and not node.keywords:
                 self.name_call_callees.add(id(func))
                 self.named_by_a_call(node, func.id, name.value)
-            elif isinstance(name, ast.Name) and self.loop_values(name) and not node.keywords:
+            elif isinstance(name, ast.Name) and (values := self.loop_values(name)) and not node.keywords:
                 self.name_call_callees.add(id(func))
-                for value in sorted(self.loop_values(name) or ()):
+                for value in sorted(values):
                     self.named_by_a_call(node, func.id, value)
             else:
                 self.name_call_callees.add(id(func))

@@ -17,9 +17,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from grader.lab import LAB
-from grader.paths import GRADER, REPO
+from grader.paths import REPO
 from grader.sandbox.slots import FIRST_UID, SLOTS
+from grader.sandbox.view import worker_reads
 
 # The uid the check reads as: a worker's (every worker uid owns no file, so any one of them reads what all do);
 # the last slot's, which a running worker holds only when every other slot is taken.
@@ -29,9 +29,9 @@ READABLE = stat.S_IROTH | stat.S_IRGRP
 
 
 def needed(source: Path = REPO) -> list[Path]:
-    """What the worker's uid must read: source's grader/, the lab's description it reads (lab/: public, it
-    ships to every student) and the Python install running now (venv and base)."""
-    return [(Path(source) / GRADER.name).resolve(), (Path(source) / LAB.folder.name).resolve(),
+    """What the worker's uid must read: source's copies of what a worker reads (grader.sandbox.view.worker_reads:
+    grader/ and the lab's description) and the Python install running now (venv and base)."""
+    return [*((Path(source) / folder.name).resolve() for folder in worker_reads()),
             Path(os.path.realpath(sys.prefix)), Path(os.path.realpath(sys.base_prefix))]
 
 
