@@ -27,12 +27,12 @@ def test_tiled_float64_with_an_additive_mask_a_scale_and_tq_different_from_tk(su
                 f"is_causal={causal}, scale={scale}, block_size=8) in float64")
         got = run(submission, text, q, k, v, mask=mask, is_causal=causal, scale=scale, block_size=8)
         assert_close_tiled(got, oracle.output(q, k, v, mask=mask, is_causal=causal, scale=scale), text, OUT_DIMS,
-                     hint="a float mask is ADDED to the block's scores (mask[..., s:e]); with is_causal both "
-                          "apply; the scale multiplies q . k; keep the inputs' dtype for every running tensor",
-                     mistakes={"the float mask is ignored":
-                               oracle.output(q, k, v, is_causal=causal, scale=scale),
-                               "the scale argument is ignored (always 1/sqrt(d))":
-                               oracle.output(q, k, v, mask=mask, is_causal=causal)})
+                           hint="a float mask is ADDED to the block's scores (mask[..., s:e]); with is_causal both "
+                                "apply; the scale multiplies q . k; keep the inputs' dtype for every running tensor",
+                           mistakes={"the float mask is ignored":
+                                     oracle.output(q, k, v, is_causal=causal, scale=scale),
+                                     "the scale argument is ignored (always 1/sqrt(d))":
+                                     oracle.output(q, k, v, mask=mask, is_causal=causal)})
 
 
 @pytest.mark.points(0.5)
@@ -45,10 +45,10 @@ def test_tiled_with_a_bool_mask_and_rows_or_blocks_with_no_allowed_key(submissio
     text = "tiled_attention(q, k, v, mask=bool_mask [2, 3, 20, 45], block_size=16)"
     got = run(submission, text, q, k, v, mask=mask, block_size=16)
     assert_close_tiled(got, oracle.output(q, k, v, mask=mask), text, OUT_DIMS,
-                 hint="take the mask's columns s:e for key block [s, e) (mask[..., s:e]) and fill the "
-                      "blocked scores with -inf before the exponentials",
-                 mistakes={"the bool mask is inverted: True means ALLOWED": oracle.output(q, k, v, mask=~mask),
-                           "the mask is ignored": oracle.output(q, k, v)})
+                       hint="take the mask's columns s:e for key block [s, e) (mask[..., s:e]) and fill the "
+                            "blocked scores with -inf before the exponentials",
+                       mistakes={"the bool mask is inverted: True means ALLOWED": oracle.output(q, k, v, mask=~mask),
+                                 "the mask is ignored": oracle.output(q, k, v)})
     q, k, v = inputs.qkv(lead=(2, 2), q_len=6, k_len=40, d=8, salt=414)
     mask = inputs.random_bool_mask(2, 2, 6, 40, salt=415)
     mask[:, :, 0, :] = False  # row 0: no key at all
@@ -58,14 +58,14 @@ def test_tiled_with_a_bool_mask_and_rows_or_blocks_with_no_allowed_key(submissio
     text = "tiled_attention(q, k, v, mask=bool_mask, block_size=8) with fully blocked rows and blocks"
     got = run(submission, text, q, k, v, mask=mask, block_size=8)
     assert_close_tiled(got, oracle.output(q, k, v, mask=mask), text, OUT_DIMS,
-                 hint="where a row's running max is still -inf, subtract 0 instead of it (exp(-inf - -inf) is "
-                      "NaN); carry m = max(m, block max) so that a blocked block keeps m; divide by l only "
-                      "where l > 0")
+                       hint="where a row's running max is still -inf, subtract 0 instead of it (exp(-inf - -inf) is "
+                            "NaN); carry m = max(m, block max) so that a blocked block keeps m; divide by l only "
+                            "where l > 0")
     padding = inputs.padding_mask([40, 0], 40)
     text = "tiled_attention(q, k, v, mask=padding_mask [2, 1, 1, 40], block_size=8) where batch item 1 has no key"
     got = run(submission, text, q, k, v, mask=padding, block_size=8)
     assert_close_tiled(got, oracle.output(q, k, v, mask=padding), text, OUT_DIMS,
-                 hint="a [B, 1, 1, Tk] mask broadcasts: slice its last dim only; a row with no key gives zeros")
+                       hint="a [B, 1, 1, Tk] mask broadcasts: slice its last dim only; a row with no key gives zeros")
 
 
 @pytest.mark.points(0.5)
@@ -96,8 +96,8 @@ def test_tiled_works_for_every_block_size(submission):
             text = f"tiled_attention(q, k, v, is_causal={causal}, block_size={block_size}) with T = 20"
             got = run(submission, text, q, k, v, is_causal=causal, block_size=block_size)
             assert_close_tiled(got, expected, text, OUT_DIMS,
-                         hint="loop with range(0, Tk, block_size) and end = min(start + block_size, Tk): the last "
-                              "block may be shorter, and a block may be larger than T")
+                               hint="loop with range(0, Tk, block_size) and end = min(start + block_size, Tk): the "
+                                    "last block may be shorter, and a block may be larger than T")
 
 
 @pytest.mark.points(1)

@@ -59,7 +59,7 @@ def test_tiled_matches_torch_without_a_mask(submission):
     text = "tiled_attention(q, k, v, block_size=32) with Tq = Tk = 100"
     got = run(submission, text, q, k, v, block_size=32)
     assert_close_tiled(got, oracle.output(q, k, v), text, OUT_DIMS, layout="[B, H, Tq, dv]", hint=HINT,
-                 mistakes=block_slips(q, k, v, 32))
+                       mistakes=block_slips(q, k, v, 32))
 
 
 @pytest.mark.points(1)
@@ -70,11 +70,11 @@ def test_tiled_matches_torch_with_is_causal(submission):
     got = run(submission, text, q, k, v, is_causal=True, block_size=16)
     wrong_diagonal = torch.ones(70, 70, dtype=torch.bool).tril(-1)
     assert_close_tiled(got, oracle.output(q, k, v, is_causal=True), text, OUT_DIMS,
-                 hint="inside key block [s, e), query i may see key j only when j <= i: block the piece "
-                      "where the key positions (arange(s, e)) exceed the query positions",
-                 mistakes={"each query's own key (the diagonal) is blocked: allow j <= i, block only j > i":
-                           oracle.output(q, k, v, mask=wrong_diagonal),
-                           "the causal mask is ignored": oracle.output(q, k, v)})
+                       hint="inside key block [s, e), query i may see key j only when j <= i: block the piece "
+                            "where the key positions (arange(s, e)) exceed the query positions",
+                       mistakes={"each query's own key (the diagonal) is blocked: allow j <= i, block only j > i":
+                                 oracle.output(q, k, v, mask=wrong_diagonal),
+                                 "the causal mask is ignored": oracle.output(q, k, v)})
 
 
 @pytest.mark.points(1)
@@ -133,6 +133,7 @@ def test_tiled_with_scores_in_the_hundreds_and_blocked_rows_and_blocks(submissio
         got = run(submission, text, q, k, v, mask=mask, is_causal=causal, block_size=11)
         allowed = mask & torch.ones(21, 45, dtype=torch.bool).tril() if causal else mask
         assert_close_tiled(got, oracle.output(q, k, v, mask=mask, is_causal=causal), text, OUT_DIMS,
-                     blocked=~allowed.any(-1, keepdim=True),
-                     hint="m' = max(m, block max), never the block's own max alone; where m' is still -inf (only "
-                          "blocked keys so far) subtract 0 instead (-inf - -inf is NaN); divide by l only where l > 0")
+                           blocked=~allowed.any(-1, keepdim=True),
+                           hint="m' = max(m, block max), never the block's own max alone; where m' is still -inf "
+                                "(only blocked keys so far) subtract 0 instead (-inf - -inf is NaN); divide by l only "
+                                "where l > 0")
